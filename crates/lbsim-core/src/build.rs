@@ -1,0 +1,297 @@
+//! From a parsed scenario to a ready simulation: resolve the topology,
+//! derive base RTT, BDP and RTO, size the queues, generate the workload,
+//! create flows with their load balancer and congestion control, and
+//! schedule failures. Every error names the scenario key.
+
+use crate::cc::{CongestionControl, DctcpVariant};
+use crate::lb::{ecmp::Ecmp, ops::Ops, reps::Reps, reps::RepsConfig, Lb};
+use crate::net::{Network, Node, QueueParams};
+use crate::rng::{Rng, StreamTag};
+use crate::scenario::{
+    Amount, AmountValue, CcKind, Direction, EcnAt, LbKind, Scenario, ScenarioError,
+};
+use crate::sim::{SimParams, Simulation};
+use crate::time::SimTime;
+use crate::topo::{self, TopoParams};
+use crate::transport::{Flow, FlowSpec};
+use crate::workload;
+use std::path::Path;
+
+fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError::new(key, msg))
+}
+
+fn bytes_only(a: &Amount, key: &str) -> Result<u64, ScenarioError> {
+    match a.value {
+        AmountValue::Bytes(b) if b > 0 => Ok(b),
+        _ => err(
+            key,
+            format!(
+                "must be a positive number of bytes such as \"4096B\", got \"{}\"",
+                a.text
+            ),
+        ),
+    }
+}
+
+/// Topology parameters resolved from radix and oversubscription.
+fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
+    let t = &s.topology;
+    if t.radix < 2 {
+        return err(
+            "topology.radix",
+            format!("must be at least 2, got {}", t.radix),
+        );
+    }
+    if t.oversubscription == 0 {
+        return err("topology.oversubscription", "must be at least 1 (k in k:1)");
+    }
+    // k:1 at the ToR: uplinks = radix / (k + 1), host ports = k · uplinks.
+    let uplinks = t
+        .uplinks_per_tor
+        .unwrap_or(t.radix / (t.oversubscription + 1));
+    let hpt = t.hosts_per_tor.unwrap_or(uplinks * t.oversubscription);
+    if uplinks == 0 {
+        return err(
+            "topology.radix",
+            format!(
+                "radix {} leaves no uplinks at {}:1 oversubscription",
+                t.radix, t.oversubscription
+            ),
+        );
+    }
+    if hpt == 0 {
+        return err("topology.hosts_per_tor", "must be at least 1");
+    }
+    if t.hosts == 0 || t.hosts % hpt != 0 {
+        return err(
+            "topology.hosts",
+            format!(
+                "must be a positive multiple of the hosts per ToR ({hpt}), got {}",
+                t.hosts
+            ),
+        );
+    }
+    let tors = t.hosts / hpt;
+    let half = (t.radix / 2).max(1);
+    if t.tiers == 2 && tors > t.radix {
+        return err(
+            "topology.hosts",
+            format!(
+                "a 2-tier tree of radix {} has at most {} ToRs ({} hosts); {} hosts need {tors}",
+                t.radix,
+                t.radix,
+                t.radix * hpt,
+                t.hosts
+            ),
+        );
+    }
+    if t.tiers == 3 && tors.div_ceil(half) > t.radix {
+        return err(
+            "topology.hosts",
+            format!(
+                "a 3-tier tree of radix {} has at most {} pods of {half} ToRs",
+                t.radix, t.radix
+            ),
+        );
+    }
+    if t.link_rate.value.bps() == 0 {
+        return err("topology.link_rate", "must be positive");
+    }
+    Ok(TopoParams {
+        tiers: t.tiers,
+        hosts: t.hosts,
+        hosts_per_tor: hpt,
+        uplinks_per_tor: uplinks,
+        tors_per_pod: half,
+        agg_uplinks: half,
+        host_rate: t.link_rate.value,
+        fabric_rate: t.link_rate.value,
+        link_latency: t.link_latency.value,
+        switch_latency: t.switch_latency.value,
+        queue: QueueParams {
+            capacity: u64::MAX,
+            kmin: u64::MAX,
+            kmax: u64::MAX,
+            ecn_at_dequeue: true,
+            trimming: false,
+            header_bytes: 0,
+        },
+        seed: s.seed,
+    })
+}
+
+/// Build a simulation from a scenario. `base_dir` resolves relative file
+/// paths (the scenario file's folder).
+pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, ScenarioError> {
+    let mtu = bytes_only(&s.packet.mtu, "packet.mtu")?;
+    let header = bytes_only(&s.packet.header, "packet.header")?;
+    let ack = bytes_only(&s.packet.ack, "packet.ack")?;
+    if header >= mtu {
+        return err(
+            "packet.header",
+            format!("({header} B) must be smaller than packet.mtu ({mtu} B)"),
+        );
+    }
+    if mtu > u32::MAX as u64 / 2 {
+        return err("packet.mtu", "is too large");
+    }
+    let mut net: Network = topo::build(topo_params(s)?);
+
+    // Base RTT of the longest path and the BDP it implies at the host rate.
+    let (a, b) = net.farthest_pair();
+    let base_rtt = net.base_rtt(a, b, mtu, ack);
+    let host_rate = s.topology.link_rate.value;
+    let bdp = host_rate.bytes_in(base_rtt);
+    let hops = net.path(a, b, 0).len() as u64;
+
+    let q = &s.queue;
+    let capacity = q
+        .capacity
+        .bytes(mtu, bdp, None)
+        .map_err(|e| ScenarioError::new("queue.capacity", e))?;
+    if capacity < mtu {
+        return err(
+            "queue.capacity",
+            format!("({capacity} B) must hold at least one packet ({mtu} B)"),
+        );
+    }
+    let kmin = q
+        .ecn_kmin
+        .bytes(mtu, bdp, Some(capacity))
+        .map_err(|e| ScenarioError::new("queue.ecn_kmin", e))?;
+    let kmax = q
+        .ecn_kmax
+        .bytes(mtu, bdp, Some(capacity))
+        .map_err(|e| ScenarioError::new("queue.ecn_kmax", e))?;
+    if kmin > kmax {
+        return err(
+            "queue.ecn_kmin",
+            format!("({kmin} B) must not exceed queue.ecn_kmax ({kmax} B)"),
+        );
+    }
+    let qp = QueueParams {
+        capacity,
+        kmin,
+        kmax,
+        ecn_at_dequeue: q.ecn_at == EcnAt::Dequeue,
+        trimming: q.trimming,
+        header_bytes: header as u32,
+    };
+    for port in &mut net.ports {
+        port.params = match port.from {
+            // Host NICs pull from their flows; they neither mark nor drop (as in the artifact).
+            Node::Host(_) => QueueParams {
+                kmin: u64::MAX,
+                kmax: u64::MAX,
+                capacity: u64::MAX,
+                ..qp
+            },
+            Node::Switch(_) => qp,
+        };
+    }
+
+    // RTO "auto": base RTT plus one full-queue drain per hop (REPS artifact main_uec.cpp).
+    let rto = match s.transport.rto.value {
+        Some(t) if t > SimTime::ZERO => t,
+        Some(_) => return err("transport.rto", "must be positive"),
+        None => base_rtt + host_rate.serialization(capacity) * hops,
+    };
+
+    let cwnd_key = |a: &Amount, key: &str| -> Result<u64, ScenarioError> {
+        let v = a
+            .bytes(mtu, bdp, None)
+            .map_err(|e| ScenarioError::new(key, e))?;
+        if v == 0 {
+            return err(key, "must be positive");
+        }
+        Ok(v)
+    };
+    let init_cwnd = cwnd_key(&s.cc.initial_cwnd, "cc.initial_cwnd")?;
+    let max_cwnd = cwnd_key(&s.cc.max_cwnd, "cc.max_cwnd")?;
+    let r = &s.lb.reps;
+    let explore = r
+        .explore_after_freeze
+        .bytes(mtu, bdp, None)
+        .map_err(|e| ScenarioError::new("lb.reps.explore_after_freeze", e))?;
+    let reps_cfg = RepsConfig {
+        buffer_size: r.buffer_size as usize,
+        entropy_space: s.lb.entropy_space,
+        freezing: r.freezing,
+        freezing_timeout: r.freezing_timeout.value,
+        explore_after_freeze: explore.div_ceil(mtu) as u32,
+    };
+
+    let specs: Vec<FlowSpec> = workload::generate(&s.workload, s.topology.hosts, s.seed, base_dir)?;
+    let flows = specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
+            let cc = match s.cc.kind {
+                CcKind::Dctcp => {
+                    CongestionControl::Dctcp(DctcpVariant::new(init_cwnd, max_cwnd, mtu))
+                }
+            };
+            let lb = match s.lb.kind {
+                LbKind::Ecmp => Lb::Ecmp(Ecmp::new(&mut rng, s.lb.entropy_space)),
+                LbKind::Ops => Lb::Ops(Ops::new(s.lb.entropy_space)),
+                LbKind::Reps => Lb::Reps(Reps::new(reps_cfg.clone())),
+            };
+            let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
+            Flow::new(spec, mtu as u32, header as u32, cc, lb, rng, rtt)
+        })
+        .collect();
+
+    let params = SimParams {
+        rto,
+        trimming: q.trimming,
+        ack_bytes: ack as u32,
+        freeze_rtt_factor: r.freeze_rtt_factor,
+        stop_at: s.stop_at.value,
+        base_rtt,
+        bdp_bytes: bdp,
+        queue_bytes: capacity,
+    };
+
+    // Failures: resolve link names before handing the network over.
+    let mut port_events = Vec::new();
+    for (i, f) in s.failures.iter().enumerate() {
+        let key = format!("failures[{i}].link");
+        let Some(port) = net.port_by_name(&f.link) else {
+            return err(
+                &key,
+                format!(
+                    "no link named \"{}\" (links are named like \"t0_0->t1_3\" or \"h0->t0_0\")",
+                    f.link
+                ),
+            );
+        };
+        let mut ports = vec![port];
+        if f.direction == Direction::Both {
+            let p = &net.ports[port as usize];
+            let reverse = format!("{}->{}", net.node_name(p.to), net.node_name(p.from));
+            ports.push(
+                net.port_by_name(&reverse)
+                    .expect("every cable has two directions"),
+            );
+        }
+        if let Some(until) = &f.until {
+            if until.value <= f.at.value {
+                return err(&format!("failures[{i}].until"), "must be later than `at`");
+            }
+        }
+        for p in ports {
+            port_events.push((f.at.value, p, false));
+            if let Some(until) = &f.until {
+                port_events.push((until.value, p, true));
+            }
+        }
+    }
+
+    let mut sim = Simulation::new(net, flows, params);
+    for (at, port, up) in port_events {
+        sim.schedule_port_state(at, port, up);
+    }
+    Ok(sim)
+}

@@ -1,0 +1,79 @@
+//! lbsim-core: a packet-level datacenter network simulator for studying
+//! load balancing (ECMP, oblivious packet spraying, REPS, ...) on fat trees.
+//!
+//! ```no_run
+//! let scenario = lbsim_core::Scenario::from_toml("[lb]\nkind = \"ops\"").unwrap();
+//! let out = lbsim_core::run(&scenario, None).unwrap();
+//! println!("max FCT {} us", out.summary.max_fct_us);
+//! ```
+
+pub mod build;
+pub mod cc;
+pub mod event;
+pub mod lb;
+pub mod metrics;
+pub mod net;
+pub mod packet;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod time;
+pub mod topo;
+pub mod transport;
+pub mod workload;
+
+pub use metrics::{Counters, FlowRecord, Summary};
+pub use scenario::{Scenario, ScenarioError};
+pub use sim::{Progress, Simulation, StopReason};
+
+use std::path::Path;
+
+/// Everything a finished run reports.
+pub struct RunOutput {
+    pub scenario: Scenario,
+    pub summary: Summary,
+    pub flows: Vec<FlowRecord>,
+    pub counters: Counters,
+    /// Packets still in the network when the run stopped (0 when it drained).
+    pub packets_in_network: usize,
+    pub stop_reason: StopReason,
+}
+
+/// Build and run a scenario to its end.
+pub fn run(scenario: &Scenario, base_dir: Option<&Path>) -> Result<RunOutput, ScenarioError> {
+    run_with_progress(scenario, base_dir, u64::MAX, &mut |_| true)
+}
+
+/// Run, calling `progress` every `every` events; the callback returns false to stop.
+pub fn run_with_progress(
+    scenario: &Scenario,
+    base_dir: Option<&Path>,
+    every: u64,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<RunOutput, ScenarioError> {
+    let mut sim = build::build(scenario, base_dir)?;
+    let stop_reason = sim.run_with_progress(every, progress);
+    let flows = sim.flow_records();
+    let summary = sim.summary(&flows);
+    Ok(RunOutput {
+        scenario: scenario.clone(),
+        summary,
+        flows,
+        counters: sim.counters,
+        packets_in_network: sim.packets_in_network(),
+        stop_reason,
+    })
+}
+
+impl RunOutput {
+    /// Write `scenario.toml`, `summary.json` and `flows.csv` into `dir`.
+    pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("scenario.toml"), self.scenario.to_toml())?;
+        std::fs::write(
+            dir.join("summary.json"),
+            metrics::summary_json(&self.summary),
+        )?;
+        metrics::write_flows_csv(&dir.join("flows.csv"), &self.flows)
+    }
+}

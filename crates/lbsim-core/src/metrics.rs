@@ -1,0 +1,198 @@
+//! What a run reports: counters, a per-flow table and a summary, written as
+//! `summary.json` and `flows.csv` (a table pandas and polars read directly).
+
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Network-wide packet counters. At the end of a run that drained,
+/// `packets_sent == delivered + drops_congestion + drops_failure` (every
+/// packet a host created either reached a host or was dropped).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Counters {
+    pub packets_sent: u64,
+    pub data_sent: u64,
+    pub acks_sent: u64,
+    pub nacks_sent: u64,
+    pub delivered: u64,
+    pub drops_congestion: u64,
+    pub drops_failure: u64,
+    pub trims: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub ecn_marks: u64,
+    pub events: u64,
+}
+
+/// One message, as the results table has it. Times in microseconds.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowRecord {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_us: f64,
+    /// When the receiver held every byte (NaN if unfinished).
+    pub receiver_finish_us: f64,
+    /// When the sender saw the last ACK (NaN if unfinished).
+    pub sender_finish_us: f64,
+    /// receiver_finish − start (NaN if unfinished).
+    pub fct_us: f64,
+    pub finished: bool,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+    /// This flow's packets (data or control) dropped in the network.
+    pub drops: u64,
+    pub explored_evs: u64,
+    pub recycled_evs: u64,
+    pub freeze_entries: u64,
+    pub frozen_us: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Drops {
+    pub congestion: u64,
+    pub failure: u64,
+    pub trimmed: u64,
+}
+
+/// The run in one object: `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub lbsim_version: &'static str,
+    pub flows: usize,
+    pub finished_flows: usize,
+    pub unfinished_flows: usize,
+    /// Workload completion time: the largest FCT (NaN if any flow is unfinished).
+    pub max_fct_us: f64,
+    pub mean_fct_us: f64,
+    pub p50_fct_us: f64,
+    pub p99_fct_us: f64,
+    pub drops: Drops,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    pub ecn_marks: u64,
+    pub events: u64,
+    pub sim_end_us: f64,
+    pub wall_seconds: f64,
+    pub events_per_second: f64,
+    /// Derived values the scenario resolved to.
+    pub base_rtt_us: f64,
+    pub bdp_bytes: u64,
+    pub rto_us: f64,
+    pub queue_bytes: u64,
+    pub stopped_early: bool,
+}
+
+/// Nearest-rank percentile of a sorted slice.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+pub struct FctStats {
+    pub max: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+}
+
+pub fn fct_stats(flows: &[FlowRecord]) -> FctStats {
+    let mut f: Vec<f64> = flows
+        .iter()
+        .filter(|r| r.finished)
+        .map(|r| r.fct_us)
+        .collect();
+    f.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let all_done = flows.iter().all(|r| r.finished);
+    FctStats {
+        max: if all_done {
+            f.last().copied().unwrap_or(f64::NAN)
+        } else {
+            f64::NAN
+        },
+        mean: if f.is_empty() {
+            f64::NAN
+        } else {
+            f.iter().sum::<f64>() / f.len() as f64
+        },
+        p50: percentile(&f, 50.0),
+        p99: percentile(&f, 99.0),
+    }
+}
+
+fn fmt_f(v: f64) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        format!("{v}")
+    }
+}
+
+pub fn write_flows_csv(path: &Path, flows: &[FlowRecord]) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(
+        w,
+        "id,src,dst,size_bytes,start_us,receiver_finish_us,sender_finish_us,fct_us,finished,retransmissions,timeouts,nacks,drops,explored_evs,recycled_evs,freeze_entries,frozen_us"
+    )?;
+    for r in flows {
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            r.id,
+            r.src,
+            r.dst,
+            r.size_bytes,
+            r.start_us,
+            fmt_f(r.receiver_finish_us),
+            fmt_f(r.sender_finish_us),
+            fmt_f(r.fct_us),
+            r.finished,
+            r.retransmissions,
+            r.timeouts,
+            r.nacks,
+            r.drops,
+            r.explored_evs,
+            r.recycled_evs,
+            r.freeze_entries,
+            r.frozen_us
+        )?;
+    }
+    w.flush()
+}
+
+/// JSON has no NaN: write unknown values as null.
+pub fn summary_json(s: &Summary) -> String {
+    let mut v = serde_json::to_value(s).expect("summary serializes");
+    fn nan_to_null(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => m.values_mut().for_each(nan_to_null),
+            serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
+                *v = serde_json::Value::Null
+            }
+            _ => {}
+        }
+    }
+    nan_to_null(&mut v);
+    serde_json::to_string_pretty(&v).expect("json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&v, 100.0), 100.0);
+        assert_eq!(percentile(&[7.0], 99.0), 7.0);
+    }
+}

@@ -1,0 +1,146 @@
+//! The network: ports (output queue + link), switches with their forwarding
+//! rule, and host NICs. Everything lives in arenas indexed by small ids.
+
+pub mod port;
+pub mod switch;
+
+pub use port::{Node, Port, PortId, QueueParams};
+pub use switch::{Switch, SwitchRole, UplinkPolicy};
+
+use crate::packet::Packet;
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+/// A host: one NIC port towards its ToR and the flows it is sending.
+pub struct Host {
+    pub nic: PortId,
+    pub tor: u32,
+    /// Flows that may have a packet to send, served round-robin one packet
+    /// at a time whenever the NIC is free.
+    pub ready: VecDeque<u32>,
+}
+
+/// Shape of the fat tree, kept for routing and for naming.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub tiers: u8,
+    pub hosts: u32,
+    pub hosts_per_tor: u32,
+    pub uplinks_per_tor: u32,
+    pub tors: u32,
+    /// 3-tier only: ToRs per pod, uplinks per aggregation switch, pods.
+    pub tors_per_pod: u32,
+    pub agg_uplinks: u32,
+    pub pods: u32,
+}
+
+pub struct Network {
+    pub shape: Shape,
+    pub ports: Vec<Port>,
+    pub switches: Vec<Switch>,
+    pub hosts: Vec<Host>,
+}
+
+impl Network {
+    #[inline]
+    pub fn tor_of(&self, host: u32) -> u32 {
+        host / self.shape.hosts_per_tor
+    }
+
+    #[inline]
+    pub fn pod_of_tor(&self, tor: u32) -> u32 {
+        tor / self.shape.tors_per_pod
+    }
+
+    /// The output port a switch forwards this packet to.
+    #[inline]
+    pub fn route(&self, sw: u32, pkt: &Packet) -> PortId {
+        let s = &self.switches[sw as usize];
+        let dst_tor = self.tor_of(pkt.dst);
+        match s.role {
+            SwitchRole::Tor { tor } => {
+                if dst_tor == tor {
+                    s.down[(pkt.dst % self.shape.hosts_per_tor) as usize]
+                } else {
+                    self.uplink(s, pkt)
+                }
+            }
+            SwitchRole::Spine => s.down[dst_tor as usize],
+            SwitchRole::Agg { pod } => {
+                if self.pod_of_tor(dst_tor) == pod {
+                    s.down[(dst_tor % self.shape.tors_per_pod) as usize]
+                } else {
+                    self.uplink(s, pkt)
+                }
+            }
+            SwitchRole::Core => s.down[self.pod_of_tor(dst_tor) as usize],
+        }
+    }
+
+    #[inline]
+    fn uplink(&self, s: &Switch, pkt: &Packet) -> PortId {
+        match s.policy {
+            UplinkPolicy::Ecmp => s.ecmp_pick(pkt),
+        }
+    }
+
+    /// Ports a packet from `src` to `dst` with entropy `ev` crosses, in order.
+    pub fn path(&self, src: u32, dst: u32, ev: u16) -> Vec<PortId> {
+        let probe = Packet {
+            kind: crate::packet::PacketKind::Data,
+            flow: 0,
+            seq: 0,
+            src,
+            dst,
+            size: 0,
+            ev,
+            ecn: false,
+            trimmed: false,
+            sent_at: SimTime::ZERO,
+        };
+        let mut ports = vec![self.hosts[src as usize].nic];
+        loop {
+            let last = &self.ports[*ports.last().unwrap() as usize];
+            match last.to {
+                Node::Host(_) => return ports,
+                Node::Switch(sw) => ports.push(self.route(sw, &probe)),
+            }
+        }
+    }
+
+    /// Round-trip time on an idle network: a `data_bytes` packet along the
+    /// forward path and an `ack_bytes` packet back (store and forward at
+    /// every hop).
+    pub fn base_rtt(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> SimTime {
+        let one_way = |a, b, bytes| {
+            self.path(a, b, 0)
+                .iter()
+                .map(|&p| {
+                    let port = &self.ports[p as usize];
+                    port.rate.serialization(bytes) + port.latency
+                })
+                .fold(SimTime::ZERO, |x, y| x + y)
+        };
+        one_way(src, dst, data_bytes) + one_way(dst, src, ack_bytes)
+    }
+
+    /// The pair of hosts farthest apart (first host and last host: they
+    /// differ in ToR and, on a 3-tier tree with several pods, in pod).
+    pub fn farthest_pair(&self) -> (u32, u32) {
+        (0, self.shape.hosts - 1)
+    }
+
+    pub fn port_by_name(&self, name: &str) -> Option<PortId> {
+        self.ports
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| i as PortId)
+    }
+
+    pub fn node_name(&self, n: Node) -> String {
+        match n {
+            Node::Host(h) => format!("h{h}"),
+            Node::Switch(s) => self.switches[s as usize].name.clone(),
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! Scenario files: TOML, parsed with serde, unknown keys rejected, every
+//! error naming the key. A scenario is its preset (every key given a value)
+//! with the user's file merged on top, so no value comes from a silent
+//! default in code; the merged result is what a run writes as its resolved
+//! scenario.
+
+pub mod units;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+pub use units::{Amount, AmountValue, AutoTime, RateSpec, Time};
+
+/// A problem with a scenario, naming the key (dotted path) it concerns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Which preset the file builds on: "reps_paper" (default) or "reps_artifact".
+    #[serde(default = "default_preset")]
+    pub preset: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub seed: u64,
+    pub stop_at: Time,
+    pub topology: Topology,
+    pub packet: PacketSizes,
+    pub queue: Queue,
+    pub transport: Transport,
+    pub cc: Cc,
+    pub lb: Lb,
+    pub workload: Workload,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
+}
+
+fn default_preset() -> String {
+    "reps_paper".into()
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// 2 (ToR + spine) or 3 (ToR + aggregation + core).
+    pub tiers: u8,
+    pub hosts: u32,
+    /// Switch port count.
+    pub radix: u32,
+    /// k in k:1 at the ToR: k times more host-facing ports than uplinks.
+    pub oversubscription: u32,
+    pub link_rate: RateSpec,
+    pub link_latency: Time,
+    pub switch_latency: Time,
+    /// Overrides of what radix and oversubscription imply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_per_tor: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplinks_per_tor: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacketSizes {
+    /// Full data packet on the wire, header included.
+    pub mtu: Amount,
+    pub header: Amount,
+    /// ACK and NACK size.
+    pub ack: Amount,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnAt {
+    Enqueue,
+    Dequeue,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Queue {
+    pub capacity: Amount,
+    pub ecn_kmin: Amount,
+    pub ecn_kmax: Amount,
+    pub ecn_at: EcnAt,
+    pub trimming: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transport {
+    /// Retransmission timeout; "auto" = base RTT of the longest path plus one
+    /// full-queue drain per hop (the REPS artifact's rule).
+    pub rto: AutoTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    Dctcp,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cc {
+    pub kind: CcKind,
+    pub initial_cwnd: Amount,
+    pub max_cwnd: Amount,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LbKind {
+    Ecmp,
+    Ops,
+    Reps,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lb {
+    pub kind: LbKind,
+    pub entropy_space: u32,
+    pub reps: RepsParams,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepsParams {
+    pub buffer_size: u32,
+    pub freezing: bool,
+    pub freezing_timeout: Time,
+    pub freeze_rtt_factor: f64,
+    pub explore_after_freeze: Amount,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    Permutation,
+    Tornado,
+    Incast,
+    Flows,
+}
+
+/// The traffic. Keys that do not apply to `kind` are rejected.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    /// Message size (permutation, tornado, incast).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Amount>,
+    /// Start time of every message (permutation, tornado, incast).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Time>,
+    /// Incast: number of senders and the receiving host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub senders: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<u32>,
+    /// Flows: CSV file with columns src,dst,size_bytes,start_us (relative to the scenario file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Only the named direction (`a->b`).
+    Forward,
+    /// Both directions of the cable.
+    Both,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    /// Directed link name, for example "t0_0->t1_3".
+    pub link: String,
+    #[serde(default = "default_direction")]
+    pub direction: Direction,
+    pub at: Time,
+    /// When the link comes back; absent = down for the rest of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Time>,
+}
+
+fn default_direction() -> Direction {
+    Direction::Forward
+}
+
+const PRESET_PAPER: &str = include_str!("../../presets/reps_paper.toml");
+const PRESET_ARTIFACT: &str = include_str!("../../presets/reps_artifact.toml");
+
+/// Tables the user's file replaces whole instead of merging key by key:
+/// their keys depend on `kind`, so a preset's keys must not leak in.
+const REPLACED_WHOLE: &[&str] = &["workload"];
+
+pub fn preset_names() -> &'static [&'static str] {
+    &["reps_paper", "reps_artifact"]
+}
+
+fn preset_table(name: &str) -> Result<toml::Table, ScenarioError> {
+    let paper: toml::Table = PRESET_PAPER.parse().expect("built-in preset parses");
+    match name {
+        "reps_paper" => Ok(paper),
+        "reps_artifact" => {
+            let mut t = paper;
+            merge(
+                &mut t,
+                PRESET_ARTIFACT.parse().expect("built-in preset parses"),
+                "",
+            );
+            Ok(t)
+        }
+        other => Err(ScenarioError::new(
+            "preset",
+            format!(
+                "unknown preset \"{other}\"; known: {}",
+                preset_names().join(", ")
+            ),
+        )),
+    }
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table, prefix: &str) {
+    for (k, v) in over {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o))
+                if !REPLACED_WHOLE.contains(&path.as_str()) =>
+            {
+                merge(b, o, &path)
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Parse a value given on a command line: TOML syntax if it parses as a
+/// value ("8", "true", "[1,2]", "\"x\""), otherwise a bare string ("reps", "8MiB").
+pub fn parse_override_value(text: &str) -> toml::Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.into())),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}
+
+/// Set a dotted key ("lb.kind") in a TOML table, creating tables on the way.
+pub fn set_dotted(
+    table: &mut toml::Table,
+    key: &str,
+    value: toml::Value,
+) -> Result<(), ScenarioError> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(ScenarioError::new(key, "not a valid dotted key"));
+    }
+    let mut t = table;
+    for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = match entry {
+            toml::Value::Table(inner) => inner,
+            _ => {
+                return Err(ScenarioError::new(
+                    parts[..=i].join("."),
+                    "is a value, not a table; cannot set a key inside it",
+                ))
+            }
+        };
+    }
+    t.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+impl Scenario {
+    /// Parse a scenario file's text, with `overrides` (dotted key, value text) applied on top.
+    pub fn from_toml_with(
+        text: &str,
+        overrides: &[(String, String)],
+    ) -> Result<Scenario, ScenarioError> {
+        let mut user: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            ScenarioError::new("", format!("not valid TOML: {}", e.message().trim()))
+        })?;
+        for (k, v) in overrides {
+            set_dotted(&mut user, k, parse_override_value(v))?;
+        }
+        Self::from_table(user)
+    }
+
+    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        Self::from_toml_with(text, &[])
+    }
+
+    /// Build from a user table (merged over its preset).
+    pub fn from_table(user: toml::Table) -> Result<Scenario, ScenarioError> {
+        let preset = match user.get("preset") {
+            None => default_preset(),
+            Some(toml::Value::String(s)) => s.clone(),
+            Some(_) => return Err(ScenarioError::new("preset", "must be a string")),
+        };
+        let mut merged = preset_table(&preset)?;
+        merge(&mut merged, user, "");
+        let de = toml::Value::Table(merged);
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let msg = e.inner().to_string();
+            ScenarioError::new(
+                if key == "." { String::new() } else { key },
+                msg.trim().to_string(),
+            )
+        })?;
+        scenario.check_keys()?;
+        Ok(scenario)
+    }
+
+    /// The resolved scenario as TOML text (every value explicit).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("scenario serializes")
+    }
+
+    /// Checks that need no topology: keys that do not apply, obvious ranges.
+    fn check_keys(&self) -> Result<(), ScenarioError> {
+        let w = &self.workload;
+        let allowed: &[&str] = match w.kind {
+            WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start"],
+            WorkloadKind::Incast => &["size", "start", "senders", "receiver"],
+            WorkloadKind::Flows => &["file"],
+        };
+        let present = [
+            ("size", w.size.is_some()),
+            ("start", w.start.is_some()),
+            ("senders", w.senders.is_some()),
+            ("receiver", w.receiver.is_some()),
+            ("file", w.file.is_some()),
+        ];
+        for (k, is) in present {
+            if is && !allowed.contains(&k) {
+                return Err(ScenarioError::new(
+                    format!("workload.{k}"),
+                    format!("does not apply to workload kind \"{}\"", kind_name(&w.kind)),
+                ));
+            }
+        }
+        for k in allowed {
+            let needed = match (w.kind, *k) {
+                (WorkloadKind::Flows, "file") => w.file.is_none(),
+                (WorkloadKind::Incast, "senders") => w.senders.is_none(),
+                (
+                    WorkloadKind::Permutation | WorkloadKind::Tornado | WorkloadKind::Incast,
+                    "size",
+                ) => w.size.is_none(),
+                _ => false,
+            };
+            if needed {
+                return Err(ScenarioError::new(
+                    format!("workload.{k}"),
+                    format!("is required for workload kind \"{}\"", kind_name(&w.kind)),
+                ));
+            }
+        }
+        if !(2..=3).contains(&self.topology.tiers) {
+            return Err(ScenarioError::new(
+                "topology.tiers",
+                format!("must be 2 or 3, got {}", self.topology.tiers),
+            ));
+        }
+        if self.lb.entropy_space == 0 || self.lb.entropy_space > 65536 {
+            return Err(ScenarioError::new(
+                "lb.entropy_space",
+                "must be between 1 and 65536",
+            ));
+        }
+        let r = &self.lb.reps;
+        if r.buffer_size == 0 || r.buffer_size > 255 {
+            return Err(ScenarioError::new(
+                "lb.reps.buffer_size",
+                "must be between 1 and 255",
+            ));
+        }
+        if !(r.freeze_rtt_factor > 0.0) {
+            return Err(ScenarioError::new(
+                "lb.reps.freeze_rtt_factor",
+                "must be positive",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn kind_name<T: Serialize>(k: &T) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_paper_preset() {
+        let s = Scenario::from_toml("").unwrap();
+        assert_eq!(s.topology.hosts, 128);
+        assert_eq!(
+            s.transport.rto.value,
+            Some(crate::time::SimTime::from_us(70))
+        );
+        let a = Scenario::from_toml("preset = \"reps_artifact\"").unwrap();
+        assert_eq!(a.transport.rto.value, None);
+        assert_eq!(
+            a.topology.hosts, 128,
+            "artifact preset builds on the paper's"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Scenario::from_toml("[topology]\nradixx = 4").unwrap_err();
+        assert_eq!(e.key, "topology.radixx");
+        assert!(e.message.contains("radixx"), "{e}");
+        let e = Scenario::from_toml("[lb]\nkind = \"magic\"").unwrap_err();
+        assert_eq!(e.key, "lb.kind");
+        let e = Scenario::from_toml("[topology]\nlink_latency = 500").unwrap_err();
+        assert_eq!(e.key, "topology.link_latency");
+        assert!(e.message.contains("unit"), "{e}");
+    }
+
+    #[test]
+    fn workload_keys_checked_per_kind() {
+        let e = Scenario::from_toml("[workload]\nkind = \"tornado\"\nsize = \"1MiB\"\nsenders = 3")
+            .unwrap_err();
+        assert_eq!(e.key, "workload.senders");
+        let e = Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"").unwrap_err();
+        assert_eq!(e.key, "workload.senders");
+        assert!(
+            Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 4")
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn overrides_and_round_trip() {
+        let s = Scenario::from_toml_with(
+            "",
+            &[
+                ("lb.kind".into(), "ops".into()),
+                ("seed".into(), "9".into()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.lb.kind, LbKind::Ops);
+        assert_eq!(s.seed, 9);
+        let again = Scenario::from_toml(&s.to_toml()).unwrap();
+        assert_eq!(again.to_toml(), s.to_toml());
+        let e = Scenario::from_toml_with("", &[("seed.x".into(), "1".into())]).unwrap_err();
+        assert_eq!(e.key, "seed");
+    }
+}

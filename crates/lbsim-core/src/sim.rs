@@ -1,0 +1,526 @@
+//! The engine: an event loop over ports, links, hosts and flows.
+//!
+//! A packet's life: a host NIC pulls it from one of its ready flows
+//! (round-robin, one packet each, control packets first), serializes it,
+//! the link carries it for its latency, a switch routes it into an output
+//! queue, and so on until a host receives it. Hosts answer data with an
+//! ACK (or a NACK for a trimmed header) in the priority class.
+
+use crate::event::{Event, EventQueue};
+use crate::lb::TimeoutInfo;
+use crate::metrics::{fct_stats, Counters, Drops, FlowRecord, Summary};
+use crate::net::{Network, Node, PortId};
+use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
+use crate::time::SimTime;
+use crate::transport::Flow;
+
+/// Run-wide constants resolved from the scenario.
+#[derive(Clone, Debug)]
+pub struct SimParams {
+    pub rto: SimTime,
+    pub trimming: bool,
+    pub ack_bytes: u32,
+    pub freeze_rtt_factor: f64,
+    pub stop_at: SimTime,
+    /// For the summary.
+    pub base_rtt: SimTime,
+    pub bdp_bytes: u64,
+    pub queue_bytes: u64,
+}
+
+/// What a progress callback sees.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: SimTime,
+    pub stop_at: SimTime,
+    pub events: u64,
+    pub flows_done: usize,
+    pub flows: usize,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Nothing left to do.
+    Drained,
+    /// Reached the horizon (`stop_at`).
+    Horizon,
+    /// The progress callback asked to stop (e.g. Ctrl-C).
+    Cancelled,
+}
+
+pub struct Simulation {
+    pub net: Network,
+    pub flows: Vec<Flow>,
+    pub params: SimParams,
+    pool: PacketPool,
+    events: EventQueue,
+    now: SimTime,
+    pub counters: Counters,
+    flows_done: usize,
+    lost_scratch: Vec<u64>,
+    wall_seconds: f64,
+    stop_reason: Option<StopReason>,
+}
+
+impl Simulation {
+    pub fn new(net: Network, flows: Vec<Flow>, params: SimParams) -> Self {
+        let mut events = EventQueue::new();
+        for (i, f) in flows.iter().enumerate() {
+            events.push(f.spec.start, Event::FlowStart { flow: i as u32 });
+        }
+        Simulation {
+            net,
+            flows,
+            params,
+            pool: PacketPool::default(),
+            events,
+            now: SimTime::ZERO,
+            counters: Counters::default(),
+            flows_done: 0,
+            lost_scratch: Vec::new(),
+            wall_seconds: 0.0,
+            stop_reason: None,
+        }
+    }
+
+    /// Schedule a port going down or coming back.
+    pub fn schedule_port_state(&mut self, at: SimTime, port: PortId, up: bool) {
+        self.events.push(at, Event::PortState { port, up });
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Packets still in queues or on links.
+    pub fn packets_in_network(&self) -> usize {
+        self.pool.live()
+    }
+
+    pub fn run(&mut self) -> StopReason {
+        self.run_with_progress(u64::MAX, &mut |_| true)
+    }
+
+    /// Run to the end, calling `progress` every `every` events; it returns
+    /// false to stop the run.
+    pub fn run_with_progress(
+        &mut self,
+        every: u64,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> StopReason {
+        let t0 = std::time::Instant::now();
+        let mut next_report = self.counters.events.saturating_add(every);
+        let reason = loop {
+            let Some(t) = self.events.peek_time() else {
+                break StopReason::Drained;
+            };
+            if t > self.params.stop_at {
+                self.now = self.params.stop_at;
+                break StopReason::Horizon;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.counters.events += 1;
+            self.dispatch(ev);
+            if self.counters.events >= next_report {
+                next_report = self.counters.events.saturating_add(every);
+                if !progress(self.progress()) {
+                    break StopReason::Cancelled;
+                }
+            }
+        };
+        self.wall_seconds += t0.elapsed().as_secs_f64();
+        self.stop_reason = Some(reason);
+        reason
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            now: self.now,
+            stop_at: self.params.stop_at,
+            events: self.counters.events,
+            flows_done: self.flows_done,
+            flows: self.flows.len(),
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { port } => self.on_tx_done(port),
+            Event::LinkDeliver { port } => self.on_link_deliver(port),
+            Event::FlowStart { flow } => {
+                self.flows[flow as usize].started = true;
+                self.make_ready(flow);
+            }
+            Event::FlowTimer { flow } => self.on_flow_timer(flow),
+            Event::PortState { port, up } => {
+                self.net.ports[port as usize].up = up;
+                if up {
+                    self.start_tx(port);
+                }
+            }
+        }
+    }
+
+    // ---- ports and links -------------------------------------------------
+
+    /// Put a packet into a switch port's queue (or a host's control queue).
+    fn enqueue(&mut self, port_id: PortId, id: PacketId) {
+        let port = &mut self.net.ports[port_id as usize];
+        if !port.up {
+            self.drop_packet(id, true);
+            return;
+        }
+        let pkt = self.pool.get_mut(id);
+        if pkt.is_priority() {
+            port.prio.push_back(id);
+        } else if port.data_bytes + pkt.size as u64 > port.params.capacity {
+            if port.params.trimming {
+                pkt.trimmed = true;
+                pkt.size = port.params.header_bytes;
+                port.prio.push_back(id);
+                self.counters.trims += 1;
+            } else {
+                self.drop_packet(id, false);
+                return;
+            }
+        } else {
+            if !port.params.ecn_at_dequeue && port.ecn_mark(port.data_bytes) {
+                pkt.ecn = true;
+                self.counters.ecn_marks += 1;
+            }
+            port.data_bytes += pkt.size as u64;
+            port.max_queue_bytes = port.max_queue_bytes.max(port.data_bytes);
+            port.data.push_back(id);
+        }
+        if !self.net.ports[port_id as usize].busy() {
+            self.start_tx(port_id);
+        }
+    }
+
+    /// Start serializing the next packet if the port is idle.
+    fn start_tx(&mut self, port_id: PortId) {
+        loop {
+            let port = &mut self.net.ports[port_id as usize];
+            if port.busy() {
+                return;
+            }
+            let next = match port.prio.pop_front() {
+                Some(id) => Some(id),
+                None => match port.from {
+                    Node::Host(h) => self.host_pull(h),
+                    Node::Switch(_) => {
+                        let id = port.data.pop_front();
+                        if let Some(id) = id {
+                            let pkt = self.pool.get_mut(id);
+                            port.data_bytes -= pkt.size as u64;
+                            // Dequeue marking on the occupancy the packet leaves behind (REPS artifact CompositeQueue).
+                            if port.params.ecn_at_dequeue && port.ecn_mark(port.data_bytes) {
+                                pkt.ecn = true;
+                                self.counters.ecn_marks += 1;
+                            }
+                        }
+                        id
+                    }
+                },
+            };
+            let Some(id) = next else { return };
+            let port = &mut self.net.ports[port_id as usize];
+            if !port.up {
+                self.drop_packet(id, true);
+                continue;
+            }
+            let size = self.pool.get(id).size as u64;
+            port.current = Some(id);
+            port.tx_bytes += size;
+            port.tx_packets += 1;
+            let done = self.now + port.rate.serialization(size);
+            self.events.push(done, Event::TxDone { port: port_id });
+            return;
+        }
+    }
+
+    fn on_tx_done(&mut self, port_id: PortId) {
+        let port = &mut self.net.ports[port_id as usize];
+        let id = port.current.take().expect("a port finishing has a packet");
+        let arrival = self.now + port.latency;
+        port.wire.push_back((arrival, id));
+        if port.wire.len() == 1 {
+            self.events
+                .push(arrival, Event::LinkDeliver { port: port_id });
+        }
+        self.start_tx(port_id);
+    }
+
+    fn on_link_deliver(&mut self, port_id: PortId) {
+        let port = &mut self.net.ports[port_id as usize];
+        let (_, id) = port
+            .wire
+            .pop_front()
+            .expect("a delivering link carries a packet");
+        if let Some(&(next, _)) = port.wire.front() {
+            self.events.push(next, Event::LinkDeliver { port: port_id });
+        }
+        if !port.up {
+            self.drop_packet(id, true);
+            return;
+        }
+        match port.to {
+            Node::Switch(sw) => {
+                let out = self.net.route(sw, self.pool.get(id));
+                self.enqueue(out, id);
+            }
+            Node::Host(h) => self.host_receive(h, id),
+        }
+    }
+
+    fn drop_packet(&mut self, id: PacketId, failure: bool) {
+        let flow = self.pool.get(id).flow;
+        self.flows[flow as usize].drops += 1;
+        if failure {
+            self.counters.drops_failure += 1;
+        } else {
+            self.counters.drops_congestion += 1;
+        }
+        self.pool.free(id);
+    }
+
+    // ---- hosts -----------------------------------------------------------
+
+    /// Queue a flow for its host's NIC if it can send, and wake the NIC.
+    fn make_ready(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.in_ready || !f.can_send() {
+            return;
+        }
+        f.in_ready = true;
+        let host = f.spec.src;
+        self.net.hosts[host as usize].ready.push_back(flow);
+        let nic = self.net.hosts[host as usize].nic;
+        self.start_tx(nic);
+    }
+
+    /// The NIC is free: take one data packet from the next ready flow.
+    fn host_pull(&mut self, host: u32) -> Option<PacketId> {
+        while let Some(fid) = self.net.hosts[host as usize].ready.pop_front() {
+            let f = &mut self.flows[fid as usize];
+            if !f.can_send() {
+                f.in_ready = false;
+                continue;
+            }
+            let now = self.now;
+            let (seq, size, rtx) = f.take_next(now);
+            let ev = f.lb.next_ev(now, &mut f.rng, &mut f.lb_stats);
+            let arm_timer = !f.timer_pending;
+            f.timer_pending = true;
+            if f.can_send() {
+                self.net.hosts[host as usize].ready.push_back(fid);
+            } else {
+                f.in_ready = false;
+            }
+            let (src, dst) = (f.spec.src, f.spec.dst);
+            if arm_timer {
+                self.events
+                    .push(now + self.params.rto, Event::FlowTimer { flow: fid });
+            }
+            self.counters.packets_sent += 1;
+            self.counters.data_sent += 1;
+            if rtx {
+                self.counters.retransmissions += 1;
+            }
+            let pkt = Packet {
+                kind: PacketKind::Data,
+                flow: fid,
+                seq,
+                src,
+                dst,
+                size,
+                ev,
+                ecn: false,
+                trimmed: false,
+                sent_at: now,
+            };
+            return Some(self.pool.alloc(pkt));
+        }
+        None
+    }
+
+    fn host_receive(&mut self, host: u32, id: PacketId) {
+        self.counters.delivered += 1;
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        debug_assert_eq!(pkt.dst, host);
+        match pkt.kind {
+            PacketKind::Data => self.receiver_data(host, pkt),
+            PacketKind::Ack => self.sender_ack(pkt),
+            PacketKind::Nack => self.sender_nack(pkt),
+        }
+    }
+
+    /// Receiver: accept in any order, answer every packet (REPS §3.1: the
+    /// ACK echoes the EV and the ECN mark), a trimmed header with a NACK.
+    fn receiver_data(&mut self, host: u32, pkt: Packet) {
+        let f = &mut self.flows[pkt.flow as usize];
+        let kind = if pkt.trimmed {
+            self.counters.nacks_sent += 1;
+            PacketKind::Nack
+        } else {
+            if f.receive(pkt.seq, self.now) {
+                self.flows_done += 1;
+            }
+            self.counters.acks_sent += 1;
+            PacketKind::Ack
+        };
+        self.counters.packets_sent += 1;
+        let reply = Packet {
+            kind,
+            size: self.params.ack_bytes,
+            src: host,
+            dst: pkt.src,
+            trimmed: false,
+            ..pkt
+        };
+        let id = self.pool.alloc(reply);
+        let nic = self.net.hosts[host as usize].nic;
+        self.enqueue(nic, id);
+    }
+
+    fn sender_ack(&mut self, ack: Packet) {
+        let now = self.now;
+        let rto = self.params.rto;
+        let f = &mut self.flows[ack.flow as usize];
+        if f.is_done() {
+            return;
+        }
+        f.record_rtt(now, now - ack.sent_at, rto);
+        f.lb.on_ack(now, ack.ev, ack.ecn, &mut f.lb_stats);
+        let out = f.on_ack(ack.seq);
+        if out.newly_acked > 0 {
+            f.cc.on_ack(out.newly_acked, ack.ecn);
+        }
+        if out.all_acked {
+            f.finish_sender(now);
+            return;
+        }
+        self.make_ready(ack.flow);
+    }
+
+    fn sender_nack(&mut self, nack: Packet) {
+        let now = self.now;
+        let f = &mut self.flows[nack.flow as usize];
+        if f.is_done() {
+            return;
+        }
+        f.lb.on_nack(now, nack.ev, &mut f.lb_stats);
+        if let Some(size) = f.on_nack(nack.seq) {
+            f.cc.on_loss(size);
+        }
+        self.make_ready(nack.flow);
+    }
+
+    fn on_flow_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let p = &self.params;
+        let f = &mut self.flows[flow as usize];
+        f.timer_pending = false;
+        if f.is_done() {
+            return;
+        }
+        self.lost_scratch.clear();
+        let next = f.on_timer(now, p.rto, &mut self.lost_scratch);
+        if !self.lost_scratch.is_empty() {
+            self.counters.timeouts += self.lost_scratch.len() as u64;
+            for &size in &self.lost_scratch {
+                f.cc.on_loss(size);
+            }
+            let info = TimeoutInfo {
+                looks_like_failure: f.timeout_looks_like_failure(p.trimming, p.freeze_rtt_factor),
+            };
+            f.lb.on_timeout(now, info, &mut f.lb_stats);
+        }
+        if let Some(at) = next {
+            f.timer_pending = true;
+            self.events.push(at, Event::FlowTimer { flow });
+        }
+        self.make_ready(flow);
+    }
+
+    // ---- results ---------------------------------------------------------
+
+    pub fn flow_records(&self) -> Vec<FlowRecord> {
+        let us = |t: Option<SimTime>| t.map(|t| t.as_us_f64()).unwrap_or(f64::NAN);
+        self.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let frozen = match &f.lb {
+                    crate::lb::Lb::Reps(r) => r.frozen_time(self.now, &f.lb_stats),
+                    _ => 0,
+                };
+                FlowRecord {
+                    id: i as u32,
+                    src: f.spec.src,
+                    dst: f.spec.dst,
+                    size_bytes: f.spec.size,
+                    start_us: f.spec.start.as_us_f64(),
+                    receiver_finish_us: us(f.rx_finish),
+                    sender_finish_us: us(f.tx_finish),
+                    fct_us: f
+                        .rx_finish
+                        .map(|t| (t - f.spec.start).as_us_f64())
+                        .unwrap_or(f64::NAN),
+                    finished: f.rx_finish.is_some(),
+                    retransmissions: f.retransmissions,
+                    timeouts: f.timeouts,
+                    nacks: f.nacks,
+                    drops: f.drops,
+                    explored_evs: f.lb_stats.explored,
+                    recycled_evs: f.lb_stats.recycled,
+                    freeze_entries: f.lb_stats.freeze_entries,
+                    frozen_us: frozen as f64 / 1e6,
+                }
+            })
+            .collect()
+    }
+
+    pub fn summary(&self, records: &[FlowRecord]) -> Summary {
+        let s = fct_stats(records);
+        let c = &self.counters;
+        let finished = records.iter().filter(|r| r.finished).count();
+        Summary {
+            lbsim_version: env!("CARGO_PKG_VERSION"),
+            flows: records.len(),
+            finished_flows: finished,
+            unfinished_flows: records.len() - finished,
+            max_fct_us: s.max,
+            mean_fct_us: s.mean,
+            p50_fct_us: s.p50,
+            p99_fct_us: s.p99,
+            drops: Drops {
+                congestion: c.drops_congestion,
+                failure: c.drops_failure,
+                trimmed: c.trims,
+            },
+            retransmissions: c.retransmissions,
+            timeouts: c.timeouts,
+            packets_sent: c.packets_sent,
+            packets_delivered: c.delivered,
+            ecn_marks: c.ecn_marks,
+            events: c.events,
+            sim_end_us: self.now.as_us_f64(),
+            wall_seconds: self.wall_seconds,
+            events_per_second: if self.wall_seconds > 0.0 {
+                c.events as f64 / self.wall_seconds
+            } else {
+                0.0
+            },
+            base_rtt_us: self.params.base_rtt.as_us_f64(),
+            bdp_bytes: self.params.bdp_bytes,
+            rto_us: self.params.rto.as_us_f64(),
+            queue_bytes: self.params.queue_bytes,
+            stopped_early: self.stop_reason != Some(StopReason::Drained),
+        }
+    }
+}

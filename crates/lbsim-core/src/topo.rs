@@ -1,0 +1,246 @@
+//! Fat-tree builders. Host h hangs off ToR h / hosts_per_tor.
+//!
+//! 2-tier: every ToR has one link to each of `uplinks_per_tor` spines.
+//! 3-tier: pods of `tors_per_pod` ToRs and `uplinks_per_tor` aggregation
+//! switches (full bipartite inside the pod); aggregation switch a of every
+//! pod links to the `agg_uplinks` core switches a·agg_uplinks .. (a+1)·agg_uplinks−1.
+//!
+//! Names: hosts `h{i}`, ToRs `t0_{i}`, tier-1 `t1_{j}`, tier-2 `t2_{k}`; a
+//! directed link is named `{from}->{to}` (for example `t0_3->t1_5`).
+
+use crate::net::{Host, Network, Node, Port, QueueParams, Shape, Switch, SwitchRole, UplinkPolicy};
+use crate::rng::{Rng, StreamTag};
+use crate::time::{Rate, SimTime};
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug)]
+pub struct TopoParams {
+    pub tiers: u8,
+    pub hosts: u32,
+    pub hosts_per_tor: u32,
+    pub uplinks_per_tor: u32,
+    /// 3-tier: ToRs per pod and core-facing uplinks per aggregation switch.
+    pub tors_per_pod: u32,
+    pub agg_uplinks: u32,
+    pub host_rate: Rate,
+    pub fabric_rate: Rate,
+    pub link_latency: SimTime,
+    pub switch_latency: SimTime,
+    pub queue: QueueParams,
+    pub seed: u64,
+}
+
+struct Builder {
+    p: TopoParams,
+    ports: Vec<Port>,
+    switches: Vec<Switch>,
+}
+
+impl Builder {
+    fn switch(&mut self, name: String, tier: u8, role: SwitchRole) -> u32 {
+        let id = self.switches.len() as u32;
+        let salt = Rng::new(self.p.seed, StreamTag::SwitchSalt, id as u64).next_u64();
+        self.switches.push(Switch {
+            name,
+            tier,
+            role,
+            down: Vec::new(),
+            up: Vec::new(),
+            up_group: Vec::new(),
+            salt,
+            policy: UplinkPolicy::Ecmp,
+        });
+        id
+    }
+
+    fn name(&self, n: Node) -> String {
+        match n {
+            Node::Host(h) => format!("h{h}"),
+            Node::Switch(s) => self.switches[s as usize].name.clone(),
+        }
+    }
+
+    /// One directed link; its latency includes the traversal of the switch it enters.
+    fn port(&mut self, from: Node, to: Node, rate: Rate) -> u32 {
+        let id = self.ports.len() as u32;
+        let latency = self.p.link_latency
+            + if matches!(to, Node::Switch(_)) {
+                self.p.switch_latency
+            } else {
+                SimTime::ZERO
+            };
+        let name = format!("{}->{}", self.name(from), self.name(to));
+        let rng = Rng::new(self.p.seed, StreamTag::Port, id as u64);
+        self.ports
+            .push(Port::new(name, from, to, rate, latency, self.p.queue, rng));
+        id
+    }
+
+    /// A cable between a lower switch and an upper one: two directed ports.
+    fn cable(&mut self, lower: u32, upper: u32) {
+        let rate = self.p.fabric_rate;
+        let up = self.port(Node::Switch(lower), Node::Switch(upper), rate);
+        let down = self.port(Node::Switch(upper), Node::Switch(lower), rate);
+        self.switches[lower as usize].up.push(up);
+        self.switches[upper as usize].down.push(down);
+    }
+}
+
+pub fn build(p: TopoParams) -> Network {
+    let tors = p.hosts / p.hosts_per_tor;
+    let mut b = Builder {
+        p: p.clone(),
+        ports: Vec::new(),
+        switches: Vec::new(),
+    };
+    let tor_ids: Vec<u32> = (0..tors)
+        .map(|t| b.switch(format!("t0_{t}"), 0, SwitchRole::Tor { tor: t }))
+        .collect();
+    let mut shape = Shape {
+        tiers: p.tiers,
+        hosts: p.hosts,
+        hosts_per_tor: p.hosts_per_tor,
+        uplinks_per_tor: p.uplinks_per_tor,
+        tors,
+        tors_per_pod: tors,
+        agg_uplinks: 0,
+        pods: 1,
+    };
+
+    // Hosts and their access links.
+    let mut hosts = Vec::with_capacity(p.hosts as usize);
+    for h in 0..p.hosts {
+        let tor = tor_ids[(h / p.hosts_per_tor) as usize];
+        let nic = b.port(Node::Host(h), Node::Switch(tor), p.host_rate);
+        let down = b.port(Node::Switch(tor), Node::Host(h), p.host_rate);
+        b.switches[tor as usize].down.push(down);
+        hosts.push(Host {
+            nic,
+            tor: h / p.hosts_per_tor,
+            ready: VecDeque::new(),
+        });
+    }
+
+    if p.tiers == 2 {
+        let spines: Vec<u32> = (0..p.uplinks_per_tor)
+            .map(|s| b.switch(format!("t1_{s}"), 1, SwitchRole::Spine))
+            .collect();
+        for &t in &tor_ids {
+            for &s in &spines {
+                b.cable(t, s);
+            }
+        }
+    } else {
+        let pods = tors.div_ceil(p.tors_per_pod);
+        shape.tors_per_pod = p.tors_per_pod;
+        shape.agg_uplinks = p.agg_uplinks;
+        shape.pods = pods;
+        let aggs_per_pod = p.uplinks_per_tor;
+        let cores: Vec<u32> = (0..aggs_per_pod * p.agg_uplinks)
+            .map(|c| b.switch(format!("t2_{c}"), 2, SwitchRole::Core))
+            .collect();
+        for pod in 0..pods {
+            let aggs: Vec<u32> = (0..aggs_per_pod)
+                .map(|a| {
+                    b.switch(
+                        format!("t1_{}", pod * aggs_per_pod + a),
+                        1,
+                        SwitchRole::Agg { pod },
+                    )
+                })
+                .collect();
+            let first_tor = pod * p.tors_per_pod;
+            for t in first_tor..(first_tor + p.tors_per_pod).min(tors) {
+                for &a in &aggs {
+                    b.cable(tor_ids[t as usize], a);
+                }
+            }
+            for (ai, &a) in aggs.iter().enumerate() {
+                for c in 0..p.agg_uplinks {
+                    b.cable(a, cores[ai * p.agg_uplinks as usize + c as usize]);
+                }
+            }
+        }
+    }
+
+    for s in &mut b.switches {
+        s.up_group = s.up.clone();
+    }
+    Network {
+        shape,
+        ports: b.ports,
+        switches: b.switches,
+        hosts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn params(tiers: u8, hosts: u32, hpt: u32, up: u32) -> TopoParams {
+        TopoParams {
+            tiers,
+            hosts,
+            hosts_per_tor: hpt,
+            uplinks_per_tor: up,
+            tors_per_pod: 4,
+            agg_uplinks: 4,
+            host_rate: Rate::gbps(400),
+            fabric_rate: Rate::gbps(400),
+            link_latency: SimTime::from_ns(500),
+            switch_latency: SimTime::from_ns(500),
+            queue: QueueParams {
+                capacity: 1 << 20,
+                kmin: 1,
+                kmax: 2,
+                ecn_at_dequeue: true,
+                trimming: false,
+                header_bytes: 64,
+            },
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn two_tier_shape_and_paths() {
+        let net = build(params(2, 128, 8, 8));
+        assert_eq!(net.switches.len(), 16 + 8);
+        // 128 NICs + 128 ToR downlinks + 16 ToRs x 8 cables x 2 directions.
+        assert_eq!(net.ports.len(), 128 * 2 + 16 * 8 * 2);
+        assert_eq!(
+            net.path(0, 1, 7).len(),
+            2,
+            "same ToR: up to the ToR and down"
+        );
+        let p = net.path(0, 127, 7);
+        assert_eq!(p.len(), 4);
+        assert_eq!(net.ports[p[3] as usize].to, Node::Host(127));
+        // Different entropies reach different spines.
+        let spines: std::collections::BTreeSet<_> =
+            (0..64u16).map(|ev| net.path(0, 127, ev)[1]).collect();
+        assert_eq!(spines.len(), 8);
+        assert!(net.port_by_name("t0_0->t1_3").is_some());
+    }
+
+    #[test]
+    fn three_tier_paths_reach_every_destination() {
+        // 4 hosts/ToR, 4 ToRs/pod, 4 aggs/pod, 4 core uplinks per agg: 4 pods.
+        let net = build(params(3, 64, 4, 4));
+        assert_eq!(net.shape.pods, 4);
+        for dst in [1u32, 5, 20, 63] {
+            for ev in 0..16u16 {
+                let p = net.path(0, dst, ev);
+                assert_eq!(net.ports[*p.last().unwrap() as usize].to, Node::Host(dst));
+                let expect = if dst < 4 {
+                    2
+                } else if dst < 16 {
+                    4
+                } else {
+                    6
+                };
+                assert_eq!(p.len(), expect, "dst {dst}");
+            }
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! A reliable out-of-order message transport as in Ultra Ethernet (REPS
+//! §2.1, §4.1): the receiver accepts packets in any order and acknowledges
+//! every one, echoing its entropy value and ECN mark; the sender keeps
+//! per-packet state, retransmits on a retransmission timeout and, with
+//! trimming, on a NACK. A message completes at the receiver when it holds
+//! every byte, and at the sender when it sees the last ACK.
+//!
+//! The retransmission timer is one lazy event per flow: the sender logs its
+//! sends in order and the timer, when it fires, declares every send older
+//! than the RTO that is still unacknowledged lost, then re-arms at the next
+//! oldest deadline. The RTO is fixed, as in the REPS artifact.
+
+use crate::cc::CongestionControl;
+use crate::lb::{Lb, LbStats};
+use crate::rng::Rng;
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+/// One message to deliver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PktState {
+    Unsent,
+    InFlight,
+    Lost,
+    Acked,
+}
+
+pub struct Flow {
+    pub spec: FlowSpec,
+    pub npkts: u32,
+    payload: u32,
+    header: u32,
+    // Sender.
+    state: Vec<PktState>,
+    sent_at: Vec<SimTime>,
+    next_new: u32,
+    rtx: VecDeque<u32>,
+    send_log: VecDeque<(SimTime, u32)>,
+    pub inflight: u64,
+    acked: u32,
+    pub cc: CongestionControl,
+    pub lb: Lb,
+    pub lb_stats: LbStats,
+    pub rng: Rng,
+    pub timer_pending: bool,
+    pub in_ready: bool,
+    pub started: bool,
+    /// Idle round-trip time of this flow's path (App. A's reference).
+    pub base_rtt: SimTime,
+    /// Largest RTT in the current tumbling window of 2·RTO (REPS App. A;
+    /// the artifact keeps it this way in `processAck`).
+    rtt_window_end: SimTime,
+    rtt_window_max: SimTime,
+    // Receiver.
+    rx_got: Vec<u64>,
+    rx_count: u32,
+    pub rx_finish: Option<SimTime>,
+    pub tx_finish: Option<SimTime>,
+    // Statistics.
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+    pub drops: u64,
+}
+
+/// What a newly arrived ACK did.
+pub struct AckOutcome {
+    /// Bytes (on the wire) newly acknowledged; 0 for a duplicate.
+    pub newly_acked: u64,
+    pub all_acked: bool,
+}
+
+impl Flow {
+    pub fn new(
+        spec: FlowSpec,
+        mtu: u32,
+        header: u32,
+        cc: CongestionControl,
+        lb: Lb,
+        rng: Rng,
+        base_rtt: SimTime,
+    ) -> Self {
+        let payload = mtu - header;
+        let npkts = spec.size.div_ceil(payload as u64).max(1) as u32;
+        Flow {
+            spec,
+            npkts,
+            payload,
+            header,
+            state: vec![PktState::Unsent; npkts as usize],
+            sent_at: vec![SimTime::ZERO; npkts as usize],
+            next_new: 0,
+            rtx: VecDeque::new(),
+            send_log: VecDeque::new(),
+            inflight: 0,
+            acked: 0,
+            cc,
+            lb,
+            lb_stats: LbStats::default(),
+            rng,
+            timer_pending: false,
+            in_ready: false,
+            started: false,
+            base_rtt,
+            rtt_window_end: SimTime::ZERO,
+            rtt_window_max: SimTime::ZERO,
+            rx_got: vec![0; (npkts as usize).div_ceil(64)],
+            rx_count: 0,
+            rx_finish: None,
+            tx_finish: None,
+            retransmissions: 0,
+            timeouts: 0,
+            nacks: 0,
+            drops: 0,
+        }
+    }
+
+    /// Wire size of packet `seq`: its share of the payload plus the header.
+    #[inline]
+    pub fn wire_size(&self, seq: u32) -> u32 {
+        let payload = if seq + 1 == self.npkts {
+            (self.spec.size - (self.npkts as u64 - 1) * self.payload as u64).max(1) as u32
+        } else {
+            self.payload
+        };
+        payload + self.header
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.tx_finish.is_some()
+    }
+
+    /// Drop retransmission entries whose packet got acknowledged meanwhile.
+    #[inline]
+    fn clean_rtx_front(&mut self) {
+        while let Some(&s) = self.rtx.front() {
+            if self.state[s as usize] == PktState::Lost {
+                break;
+            }
+            self.rtx.pop_front();
+        }
+    }
+
+    /// Has a packet to send and the window allows it. Window-limited like
+    /// the artifact's sender: send while bytes in flight < cwnd.
+    #[inline]
+    pub fn can_send(&mut self) -> bool {
+        if !self.started || self.is_done() {
+            return false;
+        }
+        self.clean_rtx_front();
+        let has_work = !self.rtx.is_empty() || self.next_new < self.npkts;
+        has_work && self.inflight < self.cc.cwnd()
+    }
+
+    /// Take the next packet to send (retransmissions first): (seq, wire size, is retransmission).
+    #[inline]
+    pub fn take_next(&mut self, now: SimTime) -> (u32, u32, bool) {
+        self.clean_rtx_front();
+        let (seq, rtx) = match self.rtx.pop_front() {
+            Some(s) => (s, true),
+            None => {
+                self.next_new += 1;
+                (self.next_new - 1, false)
+            }
+        };
+        let size = self.wire_size(seq);
+        self.state[seq as usize] = PktState::InFlight;
+        self.sent_at[seq as usize] = now;
+        self.send_log.push_back((now, seq));
+        self.inflight += size as u64;
+        if rtx {
+            self.retransmissions += 1;
+        }
+        (seq, size, rtx)
+    }
+
+    /// Record an RTT sample into the tumbling 2·RTO window.
+    #[inline]
+    pub fn record_rtt(&mut self, now: SimTime, rtt: SimTime, rto: SimTime) {
+        if now > self.rtt_window_end {
+            self.rtt_window_max = SimTime::ZERO;
+            self.rtt_window_end = now + rto * 2;
+        }
+        self.rtt_window_max = self.rtt_window_max.max(rtt);
+    }
+
+    /// REPS App. A: without trimming, a timeout after low RTTs (max of the
+    /// last window below factor × base RTT) looks like a failure; with
+    /// trimming congestion shows as NACKs, so any timeout does.
+    pub fn timeout_looks_like_failure(&self, trimming: bool, factor: f64) -> bool {
+        trimming || (self.rtt_window_max.ps() as f64) < factor * self.base_rtt.ps() as f64
+    }
+
+    pub fn on_ack(&mut self, seq: u32) -> AckOutcome {
+        let st = self.state[seq as usize];
+        if !matches!(st, PktState::InFlight | PktState::Lost) {
+            return AckOutcome {
+                newly_acked: 0,
+                all_acked: false,
+            };
+        }
+        let size = self.wire_size(seq) as u64;
+        if st == PktState::InFlight {
+            self.inflight -= size;
+        }
+        self.state[seq as usize] = PktState::Acked;
+        self.acked += 1;
+        AckOutcome {
+            newly_acked: size,
+            all_acked: self.acked == self.npkts,
+        }
+    }
+
+    /// A NACK for `seq` (its trimmed header reached the receiver): queue it
+    /// again. Returns the packet's size if it was in flight.
+    pub fn on_nack(&mut self, seq: u32) -> Option<u64> {
+        if self.state[seq as usize] != PktState::InFlight {
+            return None;
+        }
+        let size = self.wire_size(seq) as u64;
+        self.inflight -= size;
+        self.state[seq as usize] = PktState::Lost;
+        self.rtx.push_back(seq);
+        self.nacks += 1;
+        Some(size)
+    }
+
+    /// Timer fired at `now`: declare lost every in-flight send older than
+    /// `rto`. Returns the sizes of the packets declared lost (via `lost`)
+    /// and the next deadline to re-arm at, if any send is still outstanding.
+    pub fn on_timer(&mut self, now: SimTime, rto: SimTime, lost: &mut Vec<u64>) -> Option<SimTime> {
+        while let Some(&(t, seq)) = self.send_log.front() {
+            let live =
+                self.state[seq as usize] == PktState::InFlight && self.sent_at[seq as usize] == t;
+            if !live {
+                self.send_log.pop_front();
+                continue;
+            }
+            if t + rto > now {
+                return Some(t + rto);
+            }
+            self.send_log.pop_front();
+            let size = self.wire_size(seq) as u64;
+            self.inflight -= size;
+            self.state[seq as usize] = PktState::Lost;
+            self.rtx.push_back(seq);
+            self.timeouts += 1;
+            lost.push(size);
+        }
+        None
+    }
+
+    /// Sender saw every ACK: release per-packet state.
+    pub fn finish_sender(&mut self, now: SimTime) {
+        self.tx_finish = Some(now);
+        self.state = Vec::new();
+        self.sent_at = Vec::new();
+        self.rtx = VecDeque::new();
+        self.send_log = VecDeque::new();
+    }
+
+    /// A data packet arrived at the receiver. Returns true if it completed the message.
+    pub fn receive(&mut self, seq: u32, now: SimTime) -> bool {
+        if self.rx_finish.is_some() {
+            return false;
+        }
+        let (w, b) = ((seq / 64) as usize, seq % 64);
+        if self.rx_got[w] & (1 << b) == 0 {
+            self.rx_got[w] |= 1 << b;
+            self.rx_count += 1;
+            if self.rx_count == self.npkts {
+                self.rx_finish = Some(now);
+                self.rx_got = Vec::new();
+                return true;
+            }
+        }
+        false
+    }
+}
