@@ -60,14 +60,9 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
 }
 
 fn load(o: &Opts) -> Result<(Scenario, Option<PathBuf>), String> {
-    let file = o
-        .file
-        .as_ref()
-        .ok_or(format!("missing scenario FILE\n{USAGE}"))?;
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let s = Scenario::from_toml_with(&text, &o.sets)
-        .map_err(|e: ScenarioError| format!("{}: {e}", file.display()))?;
+    let file = o.file.as_ref().ok_or(format!("missing scenario FILE\n{USAGE}"))?;
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let s = Scenario::from_toml_with(&text, &o.sets).map_err(|e: ScenarioError| format!("{}: {e}", file.display()))?;
     Ok((s, file.parent().map(Path::to_path_buf)))
 }
 
@@ -80,9 +75,10 @@ fn dispatch(args: &[String]) -> Result<(), String> {
         "run" => {
             let (s, base) = load(&o)?;
             let out = lbsim_core::run(&s, base.as_deref()).map_err(|e| e.to_string())?;
-            let dir = o.out.clone().unwrap_or_else(|| {
-                PathBuf::from("results").join(s.name.clone().unwrap_or("run".into()))
-            });
+            let dir = o
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("results").join(s.name.clone().unwrap_or("run".into())));
             out.write_dir(&dir)
                 .map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
             print_summary(&out.summary);

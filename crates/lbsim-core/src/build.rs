@@ -7,9 +7,7 @@ use crate::cc::{CongestionControl, DctcpVariant};
 use crate::lb::{ecmp::Ecmp, ops::Ops, reps::Reps, reps::RepsConfig, Lb};
 use crate::net::{Network, Node, QueueParams};
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{
-    Amount, AmountValue, CcKind, Direction, EcnAt, LbKind, Scenario, ScenarioError,
-};
+use crate::scenario::{Amount, AmountValue, CcKind, Direction, EcnAt, LbKind, Scenario, ScenarioError};
 use crate::sim::{SimParams, Simulation};
 use crate::time::SimTime;
 use crate::topo::{self, TopoParams};
@@ -38,18 +36,13 @@ fn bytes_only(a: &Amount, key: &str) -> Result<u64, ScenarioError> {
 fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
     let t = &s.topology;
     if t.radix < 2 {
-        return err(
-            "topology.radix",
-            format!("must be at least 2, got {}", t.radix),
-        );
+        return err("topology.radix", format!("must be at least 2, got {}", t.radix));
     }
     if t.oversubscription == 0 {
         return err("topology.oversubscription", "must be at least 1 (k in k:1)");
     }
     // k:1 at the ToR: uplinks = radix / (k + 1), host ports = k · uplinks.
-    let uplinks = t
-        .uplinks_per_tor
-        .unwrap_or(t.radix / (t.oversubscription + 1));
+    let uplinks = t.uplinks_per_tor.unwrap_or(t.radix / (t.oversubscription + 1));
     let hpt = t.hosts_per_tor.unwrap_or(uplinks * t.oversubscription);
     if uplinks == 0 {
         return err(
@@ -199,9 +192,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     };
 
     let cwnd_key = |a: &Amount, key: &str| -> Result<u64, ScenarioError> {
-        let v = a
-            .bytes(mtu, bdp, None)
-            .map_err(|e| ScenarioError::new(key, e))?;
+        let v = a.bytes(mtu, bdp, None).map_err(|e| ScenarioError::new(key, e))?;
         if v == 0 {
             return err(key, "must be positive");
         }
@@ -229,9 +220,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         .map(|(i, spec)| {
             let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
             let cc = match s.cc.kind {
-                CcKind::Dctcp => {
-                    CongestionControl::Dctcp(DctcpVariant::new(init_cwnd, max_cwnd, mtu))
-                }
+                CcKind::Dctcp => CongestionControl::Dctcp(DctcpVariant::new(init_cwnd, max_cwnd, mtu)),
             };
             let lb = match s.lb.kind {
                 LbKind::Ecmp => Lb::Ecmp(Ecmp::new(&mut rng, s.lb.entropy_space)),
@@ -271,10 +260,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         if f.direction == Direction::Both {
             let p = &net.ports[port as usize];
             let reverse = format!("{}->{}", net.node_name(p.to), net.node_name(p.from));
-            ports.push(
-                net.port_by_name(&reverse)
-                    .expect("every cable has two directions"),
-            );
+            ports.push(net.port_by_name(&reverse).expect("every cable has two directions"));
         }
         if let Some(until) = &f.until {
             if until.value <= f.at.value {

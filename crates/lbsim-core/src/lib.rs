@@ -70,10 +70,7 @@ impl RunOutput {
     pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("scenario.toml"), self.scenario.to_toml())?;
-        std::fs::write(
-            dir.join("summary.json"),
-            metrics::summary_json(&self.summary),
-        )?;
+        std::fs::write(dir.join("summary.json"), metrics::summary_json(&self.summary))?;
         metrics::write_flows_csv(&dir.join("flows.csv"), &self.flows)
     }
 }

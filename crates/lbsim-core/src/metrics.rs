@@ -104,11 +104,7 @@ pub struct FctStats {
 }
 
 pub fn fct_stats(flows: &[FlowRecord]) -> FctStats {
-    let mut f: Vec<f64> = flows
-        .iter()
-        .filter(|r| r.finished)
-        .map(|r| r.fct_us)
-        .collect();
+    let mut f: Vec<f64> = flows.iter().filter(|r| r.finished).map(|r| r.fct_us).collect();
     f.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let all_done = flows.iter().all(|r| r.finished);
     FctStats {
@@ -173,9 +169,7 @@ pub fn summary_json(s: &Summary) -> String {
     fn nan_to_null(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::Object(m) => m.values_mut().for_each(nan_to_null),
-            serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
-                *v = serde_json::Value::Null
-            }
+            serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => *v = serde_json::Value::Null,
             _ => {}
         }
     }

@@ -68,9 +68,7 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4)
-            .map(|_| Rng::new(7, StreamTag::Flow, 3).next_u64())
-            .collect();
+        let a: Vec<u64> = (0..4).map(|_| Rng::new(7, StreamTag::Flow, 3).next_u64()).collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
         let mut x = Rng::new(7, StreamTag::Flow, 3);
         let mut y = Rng::new(7, StreamTag::Flow, 4);

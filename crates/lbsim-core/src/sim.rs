@@ -104,11 +104,7 @@ impl Simulation {
 
     /// Run to the end, calling `progress` every `every` events; it returns
     /// false to stop the run.
-    pub fn run_with_progress(
-        &mut self,
-        every: u64,
-        progress: &mut dyn FnMut(Progress) -> bool,
-    ) -> StopReason {
+    pub fn run_with_progress(&mut self, every: u64, progress: &mut dyn FnMut(Progress) -> bool) -> StopReason {
         let t0 = std::time::Instant::now();
         let mut next_report = self.counters.events.saturating_add(every);
         let reason = loop {
@@ -158,7 +154,7 @@ impl Simulation {
             Event::PortState { port, up } => {
                 self.net.ports[port as usize].up = up;
                 if up {
-                    self.start_tx(port);
+                    self.kick(port);
                 }
             }
         }
@@ -175,12 +171,12 @@ impl Simulation {
         }
         let pkt = self.pool.get_mut(id);
         if pkt.is_priority() {
-            port.prio.push_back(id);
+            port.prio.push_back((id, pkt.size));
         } else if port.data_bytes + pkt.size as u64 > port.params.capacity {
             if port.params.trimming {
                 pkt.trimmed = true;
                 pkt.size = port.params.header_bytes;
-                port.prio.push_back(id);
+                port.prio.push_back((id, pkt.size));
                 self.counters.trims += 1;
             } else {
                 self.drop_packet(id, false);
@@ -193,73 +189,102 @@ impl Simulation {
             }
             port.data_bytes += pkt.size as u64;
             port.max_queue_bytes = port.max_queue_bytes.max(port.data_bytes);
-            port.data.push_back(id);
+            port.data.push_back((id, pkt.size));
         }
-        if !self.net.ports[port_id as usize].busy() {
-            self.start_tx(port_id);
-        }
+        self.kick(port_id);
     }
 
-    /// Start serializing the next packet if the port is idle.
+    /// Something may be waiting at a port: transmit now if the line is
+    /// free, otherwise make sure a TxDone event will come when it frees.
+    #[inline]
+    fn kick(&mut self, port_id: PortId) {
+        let port = &self.net.ports[port_id as usize];
+        if port.busy_until > self.now {
+            if port.tx_event_at != Some(port.busy_until) && self.has_waiting(port_id) {
+                self.schedule_tx_done(port_id);
+            }
+            return;
+        }
+        self.start_tx(port_id);
+    }
+
+    #[inline]
+    fn has_waiting(&self, port_id: PortId) -> bool {
+        let port = &self.net.ports[port_id as usize];
+        !port.prio.is_empty()
+            || match port.from {
+                Node::Host(h) => !self.net.hosts[h as usize].ready.is_empty(),
+                Node::Switch(_) => !port.data.is_empty(),
+            }
+    }
+
+    /// The line is free: start serializing the next packet, if any. The
+    /// packet joins the link's FIFO at once with its arrival time (end of
+    /// serialization plus latency).
     fn start_tx(&mut self, port_id: PortId) {
         loop {
             let port = &mut self.net.ports[port_id as usize];
-            if port.busy() {
-                return;
-            }
+            // Queues hold (packet, wire size) so dequeuing need not touch the packet pool.
             let next = match port.prio.pop_front() {
-                Some(id) => Some(id),
+                Some(entry) => Some(entry),
                 None => match port.from {
                     Node::Host(h) => self.host_pull(h),
                     Node::Switch(_) => {
-                        let id = port.data.pop_front();
-                        if let Some(id) = id {
-                            let pkt = self.pool.get_mut(id);
-                            port.data_bytes -= pkt.size as u64;
+                        let entry = port.data.pop_front();
+                        if let Some((id, size)) = entry {
+                            port.data_bytes -= size as u64;
                             // Dequeue marking on the occupancy the packet leaves behind (REPS artifact CompositeQueue).
                             if port.params.ecn_at_dequeue && port.ecn_mark(port.data_bytes) {
-                                pkt.ecn = true;
+                                self.pool.get_mut(id).ecn = true;
                                 self.counters.ecn_marks += 1;
                             }
                         }
-                        id
+                        entry
                     }
                 },
             };
-            let Some(id) = next else { return };
+            let Some((id, size)) = next else { return };
+            let size = size as u64;
             let port = &mut self.net.ports[port_id as usize];
             if !port.up {
                 self.drop_packet(id, true);
                 continue;
             }
-            let size = self.pool.get(id).size as u64;
-            port.current = Some(id);
             port.tx_bytes += size;
             port.tx_packets += 1;
-            let done = self.now + port.rate.serialization(size);
-            self.events.push(done, Event::TxDone { port: port_id });
+            let done = self.now + port.serialization(size);
+            port.busy_until = done;
+            let arrival = done + port.latency;
+            port.wire.push_back((arrival, id));
+            if port.wire.len() == 1 {
+                self.events.push(arrival, Event::LinkDeliver { port: port_id });
+            }
+            if self.has_waiting(port_id) {
+                self.schedule_tx_done(port_id);
+            }
             return;
         }
     }
 
+    #[inline]
+    fn schedule_tx_done(&mut self, port_id: PortId) {
+        let port = &mut self.net.ports[port_id as usize];
+        port.tx_event_at = Some(port.busy_until);
+        self.events.push(port.busy_until, Event::TxDone { port: port_id });
+    }
+
     fn on_tx_done(&mut self, port_id: PortId) {
         let port = &mut self.net.ports[port_id as usize];
-        let id = port.current.take().expect("a port finishing has a packet");
-        let arrival = self.now + port.latency;
-        port.wire.push_back((arrival, id));
-        if port.wire.len() == 1 {
-            self.events
-                .push(arrival, Event::LinkDeliver { port: port_id });
+        if port.tx_event_at != Some(self.now) {
+            return; // stale: the line was restarted by a same-instant arrival
         }
-        self.start_tx(port_id);
+        port.tx_event_at = None;
+        self.kick(port_id);
     }
 
     fn on_link_deliver(&mut self, port_id: PortId) {
         let port = &mut self.net.ports[port_id as usize];
-        let (_, id) = port
-            .wire
-            .pop_front()
-            .expect("a delivering link carries a packet");
+        let (_, id) = port.wire.pop_front().expect("a delivering link carries a packet");
         if let Some(&(next, _)) = port.wire.front() {
             self.events.push(next, Event::LinkDeliver { port: port_id });
         }
@@ -299,11 +324,11 @@ impl Simulation {
         let host = f.spec.src;
         self.net.hosts[host as usize].ready.push_back(flow);
         let nic = self.net.hosts[host as usize].nic;
-        self.start_tx(nic);
+        self.kick(nic);
     }
 
     /// The NIC is free: take one data packet from the next ready flow.
-    fn host_pull(&mut self, host: u32) -> Option<PacketId> {
+    fn host_pull(&mut self, host: u32) -> Option<(PacketId, u32)> {
         while let Some(fid) = self.net.hosts[host as usize].ready.pop_front() {
             let f = &mut self.flows[fid as usize];
             if !f.can_send() {
@@ -322,8 +347,7 @@ impl Simulation {
             }
             let (src, dst) = (f.spec.src, f.spec.dst);
             if arm_timer {
-                self.events
-                    .push(now + self.params.rto, Event::FlowTimer { flow: fid });
+                self.events.push(now + self.params.rto, Event::FlowTimer { flow: fid });
             }
             self.counters.packets_sent += 1;
             self.counters.data_sent += 1;
@@ -342,7 +366,7 @@ impl Simulation {
                 trimmed: false,
                 sent_at: now,
             };
-            return Some(self.pool.alloc(pkt));
+            return Some((self.pool.alloc(pkt), size));
         }
         None
     }
@@ -467,10 +491,7 @@ impl Simulation {
                     start_us: f.spec.start.as_us_f64(),
                     receiver_finish_us: us(f.rx_finish),
                     sender_finish_us: us(f.tx_finish),
-                    fct_us: f
-                        .rx_finish
-                        .map(|t| (t - f.spec.start).as_us_f64())
-                        .unwrap_or(f64::NAN),
+                    fct_us: f.rx_finish.map(|t| (t - f.spec.start).as_us_f64()).unwrap_or(f64::NAN),
                     finished: f.rx_finish.is_some(),
                     retransmissions: f.retransmissions,
                     timeouts: f.timeouts,

@@ -141,13 +141,7 @@ pub fn build(p: TopoParams) -> Network {
             .collect();
         for pod in 0..pods {
             let aggs: Vec<u32> = (0..aggs_per_pod)
-                .map(|a| {
-                    b.switch(
-                        format!("t1_{}", pod * aggs_per_pod + a),
-                        1,
-                        SwitchRole::Agg { pod },
-                    )
-                })
+                .map(|a| b.switch(format!("t1_{}", pod * aggs_per_pod + a), 1, SwitchRole::Agg { pod }))
                 .collect();
             let first_tor = pod * p.tors_per_pod;
             for t in first_tor..(first_tor + p.tors_per_pod).min(tors) {
@@ -208,17 +202,12 @@ mod tests {
         assert_eq!(net.switches.len(), 16 + 8);
         // 128 NICs + 128 ToR downlinks + 16 ToRs x 8 cables x 2 directions.
         assert_eq!(net.ports.len(), 128 * 2 + 16 * 8 * 2);
-        assert_eq!(
-            net.path(0, 1, 7).len(),
-            2,
-            "same ToR: up to the ToR and down"
-        );
+        assert_eq!(net.path(0, 1, 7).len(), 2, "same ToR: up to the ToR and down");
         let p = net.path(0, 127, 7);
         assert_eq!(p.len(), 4);
         assert_eq!(net.ports[p[3] as usize].to, Node::Host(127));
         // Different entropies reach different spines.
-        let spines: std::collections::BTreeSet<_> =
-            (0..64u16).map(|ev| net.path(0, 127, ev)[1]).collect();
+        let spines: std::collections::BTreeSet<_> = (0..64u16).map(|ev| net.path(0, 127, ev)[1]).collect();
         assert_eq!(spines.len(), 8);
         assert!(net.port_by_name("t0_0->t1_3").is_some());
     }

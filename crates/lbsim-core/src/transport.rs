@@ -239,8 +239,7 @@ impl Flow {
     /// and the next deadline to re-arm at, if any send is still outstanding.
     pub fn on_timer(&mut self, now: SimTime, rto: SimTime, lost: &mut Vec<u64>) -> Option<SimTime> {
         while let Some(&(t, seq)) = self.send_log.front() {
-            let live =
-                self.state[seq as usize] == PktState::InFlight && self.sent_at[seq as usize] == t;
+            let live = self.state[seq as usize] == PktState::InFlight && self.sent_at[seq as usize] == t;
             if !live {
                 self.send_log.pop_front();
                 continue;

@@ -25,12 +25,7 @@ pub fn tornado(hosts: u32) -> Vec<u32> {
     (0..hosts).map(|i| (i + hosts / 2) % hosts).collect()
 }
 
-pub fn generate(
-    w: &Workload,
-    hosts: u32,
-    seed: u64,
-    base_dir: Option<&Path>,
-) -> Result<Vec<FlowSpec>, ScenarioError> {
+pub fn generate(w: &Workload, hosts: u32, seed: u64, base_dir: Option<&Path>) -> Result<Vec<FlowSpec>, ScenarioError> {
     let size = w
         .size
         .as_ref()
@@ -104,15 +99,10 @@ pub fn generate(
                 Some(d) => d.join(file),
                 None => Path::new(file).to_path_buf(),
             };
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                ScenarioError::new(
-                    "workload.file",
-                    format!("cannot read {}: {e}", path.display()),
-                )
-            })?;
-            parse_flow_csv(&text, hosts).map_err(|m| {
-                ScenarioError::new("workload.file", format!("{}: {m}", path.display()))
-            })?
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| ScenarioError::new("workload.file", format!("cannot read {}: {e}", path.display())))?;
+            parse_flow_csv(&text, hosts)
+                .map_err(|m| ScenarioError::new("workload.file", format!("{}: {m}", path.display())))?
         }
     };
     Ok(specs)
@@ -131,29 +121,17 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
             "header lacks column \"{name}\" (need src,dst,size_bytes,start_us)"
         ))
     };
-    let (ci, di, zi, ti) = (
-        find("src")?,
-        find("dst")?,
-        find("size_bytes")?,
-        find("start_us")?,
-    );
+    let (ci, di, zi, ti) = (find("src")?, find("dst")?, find("size_bytes")?, find("start_us")?);
     let mut out = Vec::new();
     for (ln, line) in lines {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let get = |i: usize, what: &str| {
-            f.get(i)
-                .copied()
-                .ok_or(format!("line {}: missing {what}", ln + 1))
-        };
+        let get = |i: usize, what: &str| f.get(i).copied().ok_or(format!("line {}: missing {what}", ln + 1));
         let host = |i: usize, what: &str| -> Result<u32, String> {
             let v: u32 = get(i, what)?
                 .parse()
                 .map_err(|_| format!("line {}: {what} is not a host number", ln + 1))?;
             if v >= hosts {
-                return Err(format!(
-                    "line {}: {what} {v} does not exist ({hosts} hosts)",
-                    ln + 1
-                ));
+                return Err(format!("line {}: {what} {v} does not exist ({hosts} hosts)", ln + 1));
             }
             Ok(v)
         };
@@ -209,8 +187,7 @@ mod tests {
 
     #[test]
     fn csv_errors_name_the_line() {
-        let ok =
-            parse_flow_csv("src,dst,size_bytes,start_us\n0,1,4096,0\n2,0,10,1.5\n", 4).unwrap();
+        let ok = parse_flow_csv("src,dst,size_bytes,start_us\n0,1,4096,0\n2,0,10,1.5\n", 4).unwrap();
         assert_eq!(ok[1].start, SimTime(1_500_000));
         let e = parse_flow_csv("src,dst,size_bytes,start_us\n0,9,4096,0\n", 4).unwrap_err();
         assert!(e.contains("line 2") && e.contains("dst 9"), "{e}");

@@ -65,11 +65,7 @@ mod tests {
         }
         assert_eq!(c.cwnd, 4096);
         c.on_ack(4096, false);
-        assert_eq!(
-            c.cwnd,
-            2 * 4096,
-            "at one MTU, one unmarked ACK adds one MTU"
-        );
+        assert_eq!(c.cwnd, 2 * 4096, "at one MTU, one unmarked ACK adds one MTU");
         let mut capped = DctcpVariant::new(151 * 4150, 625_284, 4150);
         capped.on_ack(4150, false);
         assert_eq!(capped.cwnd, 151 * 4150, "cap applies only on increase");

@@ -116,12 +116,7 @@ impl Reps {
 
     /// Time spent frozen so far, counting an open interval up to `now`.
     pub fn frozen_time(&self, now: SimTime, stats: &LbStats) -> u64 {
-        stats.frozen_ps
-            + if self.frozen {
-                (now - self.frozen_since).ps()
-            } else {
-                0
-            }
+        stats.frozen_ps + if self.frozen { (now - self.frozen_since).ps() } else { 0 }
     }
 }
 
@@ -160,8 +155,7 @@ impl LoadBalancer for Reps {
     /// Alg. 1 ONFAILUREDETECTION, called on a retransmission timeout that
     /// the sender judged to look like a failure (App. A).
     fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
-        if self.cfg.freezing && info.looks_like_failure && !self.frozen && self.explore_counter == 0
-        {
+        if self.cfg.freezing && info.looks_like_failure && !self.frozen && self.explore_counter == 0 {
             self.frozen = true; // lines 22-24
             self.exit_at = now + self.cfg.freezing_timeout;
             self.frozen_since = now;
@@ -203,13 +197,7 @@ mod tests {
             match step {
                 Step::Ack(ev, ecn) => r.on_ack(now, *ev, *ecn, &mut st),
                 Step::Nack => r.on_nack(now, 0, &mut st),
-                Step::Timeout(f) => r.on_timeout(
-                    now,
-                    TimeoutInfo {
-                        looks_like_failure: *f,
-                    },
-                    &mut st,
-                ),
+                Step::Timeout(f) => r.on_timeout(now, TimeoutInfo { looks_like_failure: *f }, &mut st),
                 Step::Send(expect) => {
                     let before = st.explored;
                     let ev = r.next_ev(now, &mut rng, &mut st);

@@ -131,10 +131,7 @@ impl Network {
     }
 
     pub fn port_by_name(&self, name: &str) -> Option<PortId> {
-        self.ports
-            .iter()
-            .position(|p| p.name == name)
-            .map(|i| i as PortId)
+        self.ports.iter().position(|p| p.name == name).map(|i| i as PortId)
     }
 
     pub fn node_name(&self, n: Node) -> String {

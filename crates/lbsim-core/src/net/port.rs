@@ -46,11 +46,18 @@ pub struct Port {
     /// False while a failure holds the link down: what is sent onto it vanishes.
     pub up: bool,
     pub params: QueueParams,
-    pub(crate) prio: VecDeque<PacketId>,
-    pub(crate) data: VecDeque<PacketId>,
+    /// Waiting packets with their wire size.
+    pub(crate) prio: VecDeque<(PacketId, u32)>,
+    pub(crate) data: VecDeque<(PacketId, u32)>,
     pub(crate) data_bytes: u64,
-    /// Packet being serialized, if any.
-    pub(crate) current: Option<PacketId>,
+    /// The link is serializing until this time.
+    pub(crate) busy_until: SimTime,
+    /// Time of the one valid TxDone event, if scheduled (only when something
+    /// waits behind the packet on the line, so idle ports cost no event per
+    /// packet). A TxDone event at any other time is stale and ignored.
+    pub(crate) tx_event_at: Option<SimTime>,
+    /// Serialization time per byte when the rate divides 8e12 exactly (fast path).
+    ps_per_byte: Option<u64>,
     /// Packets on the wire with their arrival time at the far end.
     pub(crate) wire: VecDeque<(SimTime, PacketId)>,
     pub(crate) rng: Rng,
@@ -82,7 +89,9 @@ impl Port {
             prio: VecDeque::new(),
             data: VecDeque::new(),
             data_bytes: 0,
-            current: None,
+            busy_until: SimTime::ZERO,
+            tx_event_at: None,
+            ps_per_byte: (8_000_000_000_000u64 % rate.bps() == 0).then(|| 8_000_000_000_000u64 / rate.bps()),
             wire: VecDeque::new(),
             rng,
             tx_bytes: 0,
@@ -92,8 +101,17 @@ impl Port {
     }
 
     #[inline]
-    pub fn busy(&self) -> bool {
-        self.current.is_some()
+    pub fn serialization(&self, bytes: u64) -> SimTime {
+        match self.ps_per_byte {
+            Some(k) => SimTime(bytes * k),
+            None => self.rate.serialization(bytes),
+        }
+    }
+
+    /// Change the link rate (degraded links).
+    pub fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+        self.ps_per_byte = (8_000_000_000_000u64 % rate.bps() == 0).then(|| 8_000_000_000_000u64 / rate.bps());
     }
 
     /// Data bytes waiting (not counting the packet being serialized).

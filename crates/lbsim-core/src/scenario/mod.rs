@@ -231,19 +231,12 @@ fn preset_table(name: &str) -> Result<toml::Table, ScenarioError> {
         "reps_paper" => Ok(paper),
         "reps_artifact" => {
             let mut t = paper;
-            merge(
-                &mut t,
-                PRESET_ARTIFACT.parse().expect("built-in preset parses"),
-                "",
-            );
+            merge(&mut t, PRESET_ARTIFACT.parse().expect("built-in preset parses"), "");
             Ok(t)
         }
         other => Err(ScenarioError::new(
             "preset",
-            format!(
-                "unknown preset \"{other}\"; known: {}",
-                preset_names().join(", ")
-            ),
+            format!("unknown preset \"{other}\"; known: {}", preset_names().join(", ")),
         )),
     }
 }
@@ -256,9 +249,7 @@ fn merge(base: &mut toml::Table, over: toml::Table, prefix: &str) {
             format!("{prefix}.{k}")
         };
         match (base.get_mut(&k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o))
-                if !REPLACED_WHOLE.contains(&path.as_str()) =>
-            {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !REPLACED_WHOLE.contains(&path.as_str()) => {
                 merge(b, o, &path)
             }
             (_, v) => {
@@ -273,19 +264,13 @@ fn merge(base: &mut toml::Table, over: toml::Table, prefix: &str) {
 pub fn parse_override_value(text: &str) -> toml::Value {
     let doc = format!("v = {text}");
     match doc.parse::<toml::Table>() {
-        Ok(mut t) => t
-            .remove("v")
-            .unwrap_or_else(|| toml::Value::String(text.into())),
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(text.into())),
         Err(_) => toml::Value::String(text.to_string()),
     }
 }
 
 /// Set a dotted key ("lb.kind") in a TOML table, creating tables on the way.
-pub fn set_dotted(
-    table: &mut toml::Table,
-    key: &str,
-    value: toml::Value,
-) -> Result<(), ScenarioError> {
+pub fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), ScenarioError> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(ScenarioError::new(key, "not a valid dotted key"));
@@ -311,13 +296,10 @@ pub fn set_dotted(
 
 impl Scenario {
     /// Parse a scenario file's text, with `overrides` (dotted key, value text) applied on top.
-    pub fn from_toml_with(
-        text: &str,
-        overrides: &[(String, String)],
-    ) -> Result<Scenario, ScenarioError> {
-        let mut user: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ScenarioError::new("", format!("not valid TOML: {}", e.message().trim()))
-        })?;
+    pub fn from_toml_with(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let mut user: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ScenarioError::new("", format!("not valid TOML: {}", e.message().trim())))?;
         for (k, v) in overrides {
             set_dotted(&mut user, k, parse_override_value(v))?;
         }
@@ -341,10 +323,7 @@ impl Scenario {
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             let msg = e.inner().to_string();
-            ScenarioError::new(
-                if key == "." { String::new() } else { key },
-                msg.trim().to_string(),
-            )
+            ScenarioError::new(if key == "." { String::new() } else { key }, msg.trim().to_string())
         })?;
         scenario.check_keys()?;
         Ok(scenario)
@@ -382,10 +361,7 @@ impl Scenario {
             let needed = match (w.kind, *k) {
                 (WorkloadKind::Flows, "file") => w.file.is_none(),
                 (WorkloadKind::Incast, "senders") => w.senders.is_none(),
-                (
-                    WorkloadKind::Permutation | WorkloadKind::Tornado | WorkloadKind::Incast,
-                    "size",
-                ) => w.size.is_none(),
+                (WorkloadKind::Permutation | WorkloadKind::Tornado | WorkloadKind::Incast, "size") => w.size.is_none(),
                 _ => false,
             };
             if needed {
@@ -402,23 +378,14 @@ impl Scenario {
             ));
         }
         if self.lb.entropy_space == 0 || self.lb.entropy_space > 65536 {
-            return Err(ScenarioError::new(
-                "lb.entropy_space",
-                "must be between 1 and 65536",
-            ));
+            return Err(ScenarioError::new("lb.entropy_space", "must be between 1 and 65536"));
         }
         let r = &self.lb.reps;
         if r.buffer_size == 0 || r.buffer_size > 255 {
-            return Err(ScenarioError::new(
-                "lb.reps.buffer_size",
-                "must be between 1 and 255",
-            ));
+            return Err(ScenarioError::new("lb.reps.buffer_size", "must be between 1 and 255"));
         }
         if !(r.freeze_rtt_factor > 0.0) {
-            return Err(ScenarioError::new(
-                "lb.reps.freeze_rtt_factor",
-                "must be positive",
-            ));
+            return Err(ScenarioError::new("lb.reps.freeze_rtt_factor", "must be positive"));
         }
         Ok(())
     }
@@ -439,16 +406,10 @@ mod tests {
     fn empty_file_is_the_paper_preset() {
         let s = Scenario::from_toml("").unwrap();
         assert_eq!(s.topology.hosts, 128);
-        assert_eq!(
-            s.transport.rto.value,
-            Some(crate::time::SimTime::from_us(70))
-        );
+        assert_eq!(s.transport.rto.value, Some(crate::time::SimTime::from_us(70)));
         let a = Scenario::from_toml("preset = \"reps_artifact\"").unwrap();
         assert_eq!(a.transport.rto.value, None);
-        assert_eq!(
-            a.topology.hosts, 128,
-            "artifact preset builds on the paper's"
-        );
+        assert_eq!(a.topology.hosts, 128, "artifact preset builds on the paper's");
     }
 
     #[test]
@@ -465,27 +426,16 @@ mod tests {
 
     #[test]
     fn workload_keys_checked_per_kind() {
-        let e = Scenario::from_toml("[workload]\nkind = \"tornado\"\nsize = \"1MiB\"\nsenders = 3")
-            .unwrap_err();
+        let e = Scenario::from_toml("[workload]\nkind = \"tornado\"\nsize = \"1MiB\"\nsenders = 3").unwrap_err();
         assert_eq!(e.key, "workload.senders");
         let e = Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"").unwrap_err();
         assert_eq!(e.key, "workload.senders");
-        assert!(
-            Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 4")
-                .is_ok()
-        );
+        assert!(Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 4").is_ok());
     }
 
     #[test]
     fn overrides_and_round_trip() {
-        let s = Scenario::from_toml_with(
-            "",
-            &[
-                ("lb.kind".into(), "ops".into()),
-                ("seed".into(), "9".into()),
-            ],
-        )
-        .unwrap();
+        let s = Scenario::from_toml_with("", &[("lb.kind".into(), "ops".into()), ("seed".into(), "9".into())]).unwrap();
         assert_eq!(s.lb.kind, LbKind::Ops);
         assert_eq!(s.seed, 9);
         let again = Scenario::from_toml(&s.to_toml()).unwrap();

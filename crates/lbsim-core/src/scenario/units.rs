@@ -11,9 +11,7 @@ use std::fmt;
 fn split_unit(s: &str) -> (f64, &str) {
     let s = s.trim();
     let idx = s
-        .find(|c: char| {
-            !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')
-        })
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
         .unwrap_or(s.len());
     // "1e3ns": keep the exponent; "5e" would be caught by the parse below.
     let (num, unit) = s.split_at(idx);
@@ -29,21 +27,20 @@ pub struct Time {
 
 pub fn parse_time(s: &str) -> Result<SimTime, String> {
     let (n, unit) = split_unit(s);
-    let scale =
-        match unit {
-            "ps" => 1.0,
-            "ns" => 1e3,
-            "us" | "µs" => 1e6,
-            "ms" => 1e9,
-            "s" => 1e12,
-            _ => return Err(format!(
+    let scale = match unit {
+        "ps" => 1.0,
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        _ => {
+            return Err(format!(
                 "expected a time with a unit (ps, ns, us, ms, s), such as \"500ns\"; got \"{s}\""
-            )),
-        };
+            ))
+        }
+    };
     if !n.is_finite() || n < 0.0 {
-        return Err(format!(
-            "expected a non-negative time such as \"500ns\"; got \"{s}\""
-        ));
+        return Err(format!("expected a non-negative time such as \"500ns\"; got \"{s}\""));
     }
     Ok(SimTime((n * scale).round() as u64))
 }
@@ -57,21 +54,20 @@ pub struct RateSpec {
 
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let (n, unit) = split_unit(s);
-    let scale =
-        match unit {
-            "bps" => 1.0,
-            "Kbps" | "kbps" => 1e3,
-            "Mbps" => 1e6,
-            "Gbps" => 1e9,
-            "Tbps" => 1e12,
-            _ => return Err(format!(
+    let scale = match unit {
+        "bps" => 1.0,
+        "Kbps" | "kbps" => 1e3,
+        "Mbps" => 1e6,
+        "Gbps" => 1e9,
+        "Tbps" => 1e12,
+        _ => {
+            return Err(format!(
                 "expected a rate with a unit (Mbps, Gbps, Tbps), such as \"400Gbps\"; got \"{s}\""
-            )),
-        };
+            ))
+        }
+    };
     if !n.is_finite() || n <= 0.0 {
-        return Err(format!(
-            "expected a positive rate such as \"400Gbps\"; got \"{s}\""
-        ));
+        return Err(format!("expected a positive rate such as \"400Gbps\"; got \"{s}\""));
     }
     Ok(Rate((n * scale).round() as u64))
 }
@@ -128,12 +124,7 @@ impl Amount {
             AmountValue::Bdp(x) => (x * bdp as f64).round() as u64,
             AmountValue::Percent(x) => match percent_of {
                 Some(r) => (x / 100.0 * r as f64).round() as u64,
-                None => {
-                    return Err(format!(
-                        "\"{}\": a percentage is not meaningful here",
-                        self.text
-                    ))
-                }
+                None => return Err(format!("\"{}\": a percentage is not meaningful here", self.text)),
             },
         })
     }
@@ -231,15 +222,8 @@ pub fn parse_auto_time(s: &str) -> Result<Option<SimTime>, String> {
     if s.trim() == "auto" {
         Ok(None)
     } else {
-        parse_time(s)
-            .map(Some)
-            .map_err(|e| format!("{e}, or \"auto\""))
+        parse_time(s).map(Some).map_err(|e| format!("{e}, or \"auto\""))
     }
 }
 
-text_quantity!(
-    AutoTime,
-    parse_auto_time,
-    "a time such as \"70us\" or \"auto\"",
-    false
-);
+text_quantity!(AutoTime, parse_auto_time, "a time such as \"70us\" or \"auto\"", false);
