@@ -1,0 +1,248 @@
+//! End-to-end checks against exact answers and against the REPS paper's
+//! orderings (issue "Simulation core", checks 1-4, 6, 7).
+
+use lbsim_core::{run, RunOutput, Scenario};
+use std::path::Path;
+
+fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
+}
+
+/// Every packet a host created reached a host or was dropped, and nothing
+/// is left in the network once the run drained.
+fn assert_conservation(out: &RunOutput) {
+    let c = &out.counters;
+    assert_eq!(out.packets_in_network, 0, "packets left in the network");
+    assert_eq!(
+        c.packets_sent,
+        c.delivered + c.drops_congestion + c.drops_failure,
+        "conservation: {c:?}"
+    );
+    assert_eq!(c.packets_sent, c.data_sent + c.acks_sent + c.nacks_sent);
+}
+
+fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {
+    let out = run(s, dir).expect("scenario builds");
+    assert_conservation(&out);
+    out
+}
+
+/// Check 1: one flow on an idle 2-tier path: the first packet's latency
+/// over each hop plus the rest of the message at line rate. The first packet
+/// is stored and forwarded over 4 links (4 · ser(first) + 4 link latencies +
+/// 3 switch latencies); the others follow back to back, so the last byte
+/// arrives Σ ser(others) later. Equivalently: host serialization of the whole
+/// message + 3 · ser(first packet) + latencies.
+#[test]
+fn lone_flow_matches_closed_form() {
+    let dir = std::env::temp_dir().join(format!("lbsim-lone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (size, lb) in [(1_000_000u64, "reps"), (8 << 20, "ops"), (5000, "ecmp"), (1, "reps")] {
+        std::fs::write(
+            dir.join("one.csv"),
+            format!("src,dst,size_bytes,start_us\n0,127,{size},2.5\n"),
+        )
+        .unwrap();
+        let s = scenario(&format!(
+            "[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        let (mtu, header, rate_bps) = (4096u64, 64u64, 400e9);
+        let payload = mtu - header;
+        let n = size.div_ceil(payload);
+        let last = size - (n - 1) * payload + header;
+        let ser = |b: u64| b as f64 * 8.0 / rate_bps * 1e6; // us
+        let host_ser = ser((n - 1) * mtu + last);
+        let first = if n > 1 { mtu } else { last };
+        let expect = host_ser + 3.0 * ser(first) + 4.0 * 0.5 + 3.0 * 0.5;
+        let f = &out.flows[0];
+        assert!(f.finished);
+        assert!(
+            (f.fct_us - expect).abs() <= ser(mtu),
+            "{lb} {size} B: FCT {} us, closed form {expect} us",
+            f.fct_us
+        );
+        assert_eq!(f.start_us, 2.5);
+        assert!(
+            f.sender_finish_us > f.receiver_finish_us,
+            "the last ACK comes after the last byte"
+        );
+        assert_eq!(out.summary.drops.congestion + out.summary.drops.failure, 0);
+    }
+}
+
+/// Check 2: N-to-1 incast of 8 MiB messages completes within 5 % of
+/// N · size / host rate + one base RTT.
+#[test]
+fn incast_completes_near_line_rate() {
+    for n in [8u32, 16] {
+        let s = scenario(&format!(
+            "[workload]\nkind = \"incast\"\nsize = \"8MiB\"\nsenders = {n}\nreceiver = 5\n"
+        ));
+        let out = run_ok(&s, None);
+        let ideal = n as f64 * (8u64 << 20) as f64 * 8.0 / 400e9 * 1e6 + out.summary.base_rtt_us;
+        let got = out.summary.max_fct_us;
+        assert!(out.flows.iter().all(|f| f.dst == 5 && f.finished));
+        assert!(
+            got >= ideal * 0.99,
+            "incast {n}: {got} us cannot beat the line rate bound {ideal} us"
+        );
+        assert!(got <= ideal * 1.05, "incast {n}: {got} us vs ideal {ideal} us");
+    }
+}
+
+/// Check 3: same scenario and seed, same results bit for bit; another seed differs.
+#[test]
+fn runs_are_deterministic() {
+    let text = "[topology]\nhosts = 32\n[lb]\nkind = \"reps\"\n[workload]\nkind = \"permutation\"\nsize = \"512KiB\"\n";
+    let a = run_ok(&scenario(text), None);
+    let b = run_ok(&scenario(text), None);
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.counters, b.counters);
+    let c = run_ok(&scenario(&format!("seed = 2\n{text}")), None);
+    assert_ne!(
+        a.flows, c.flows,
+        "a different seed must change the permutation or the sprays"
+    );
+}
+
+fn perm_128(lb: &str, failure: bool) -> RunOutput {
+    let fail = if failure {
+        "[[failures]]\nlink = \"t0_0->t1_0\"\nat = \"0us\"\n"
+    } else {
+        ""
+    };
+    // Artifact preset: the REPS authors' htsim values; 128 hosts, 8 per ToR, 8 spines.
+    let s = scenario(&format!(
+        "preset = \"reps_artifact\"\nstop_at = \"20ms\"\n[lb]\nkind = \"{lb}\"\n{fail}"
+    ));
+    run_ok(&s, None)
+}
+
+/// Check 6: 8 MiB permutation on the 128-host tree: REPS ≤ OPS < ECMP, ECMP ≥ 2× OPS.
+#[test]
+fn permutation_orders_reps_ops_ecmp() {
+    let [ecmp, ops, reps] = ["ecmp", "ops", "reps"].map(|lb| perm_128(lb, false).summary.max_fct_us);
+    assert!(reps <= ops && ops < ecmp, "REPS {reps} OPS {ops} ECMP {ecmp}");
+    assert!(ecmp >= 2.0 * ops, "ECMP {ecmp} should be at least 2x OPS {ops}");
+}
+
+/// Check 7: with one ToR uplink dead for the whole run, REPS finishes at
+/// least 3× sooner than OPS and loses at most a fifth as many packets.
+#[test]
+fn dead_uplink_reps_beats_ops() {
+    let ops = perm_128("ops", true);
+    let reps = perm_128("reps", true);
+    let (o, r) = (&ops.summary, &reps.summary);
+    assert_eq!(r.unfinished_flows, 0);
+    assert!(
+        o.max_fct_us >= 3.0 * r.max_fct_us,
+        "OPS {} us vs REPS {} us",
+        o.max_fct_us,
+        r.max_fct_us
+    );
+    assert!(o.drops.failure > 0, "OPS must spray onto the dead link");
+    assert!(
+        r.drops.failure * 5 <= o.drops.failure,
+        "REPS {} vs OPS {} failure drops",
+        r.drops.failure,
+        o.drops.failure
+    );
+    assert_eq!(
+        o.drops.failure + r.drops.failure,
+        ops.flows.iter().chain(&reps.flows).map(|f| f.drops).sum::<u64>()
+    );
+    assert!(
+        reps.flows.iter().any(|f| f.freeze_entries > 0),
+        "REPS senders behind the dead link freeze"
+    );
+}
+
+/// A flow that cannot finish is reported unfinished at the horizon, not a hang.
+#[test]
+fn cut_off_host_is_reported_unfinished() {
+    let s = scenario(
+        "stop_at = \"2ms\"\n[topology]\nhosts = 16\n[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n\
+         [[failures]]\nlink = \"h3->t0_0\"\nat = \"0us\"\n",
+    );
+    let out = run(&s, None).unwrap();
+    assert_eq!(out.summary.unfinished_flows, 1);
+    assert!(out.summary.max_fct_us.is_nan());
+    assert!(!out.flows[3].finished && out.flows[3].timeouts > 0);
+    assert!(out.summary.stopped_early);
+    assert_eq!(out.flows.iter().filter(|f| f.finished).count(), 15);
+}
+
+/// A failure that heals: packets are lost only while the link is down. A
+/// run stopped just after the link came back has seen every failure drop
+/// the full run sees (runs are deterministic, so both are identical up to
+/// that instant).
+#[test]
+fn failure_drops_stop_when_link_recovers() {
+    let base = "preset = \"reps_artifact\"\n[topology]\nhosts = 32\n[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n";
+    let healthy = run_ok(&scenario(base), None);
+    assert_eq!(healthy.summary.drops.failure, 0);
+    let fail = "[[failures]]\nlink = \"t0_0->t1_1\"\ndirection = \"both\"\nat = \"5us\"\nuntil = \"15us\"\n";
+    let full = run_ok(&scenario(&format!("{base}{fail}")), None);
+    let cut = run(&scenario(&format!("stop_at = \"15.001us\"\n{base}{fail}")), None).unwrap();
+    assert!(full.summary.drops.failure > 0);
+    assert_eq!(
+        full.summary.drops.failure, cut.summary.drops.failure,
+        "no failure drop after recovery"
+    );
+    let before = run(&scenario(&format!("stop_at = \"4.999us\"\n{base}{fail}")), None).unwrap();
+    assert_eq!(
+        before.summary.drops.failure, 0,
+        "no failure drop before the link goes down"
+    );
+    assert_eq!(full.summary.unfinished_flows, 0);
+    assert!(full.summary.max_fct_us > healthy.summary.max_fct_us);
+}
+
+#[test]
+fn bad_scenarios_name_the_key() {
+    let cases = [
+        ("[topology]\nhosts = 100\n", "topology.hosts"),
+        ("[queue]\necn_kmin = \"90%\"\necn_kmax = \"10%\"\n", "queue.ecn_kmin"),
+        (
+            "[[failures]]\nlink = \"t0_0->t9_9\"\nat = \"0us\"\n",
+            "failures[0].link",
+        ),
+        ("[packet]\nheader = \"5000B\"\n", "packet.header"),
+        (
+            "[workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 500\n",
+            "workload.senders",
+        ),
+        (
+            "[workload]\nkind = \"flows\"\nfile = \"/nonexistent.csv\"\n",
+            "workload.file",
+        ),
+    ];
+    for (text, key) in cases {
+        let s = scenario(text);
+        match run(&s, None) {
+            Err(e) => assert_eq!(e.key, key, "{text}: {e}"),
+            Ok(_) => panic!("{text} should fail on {key}"),
+        }
+    }
+}
+
+#[test]
+fn results_directory_has_the_three_files() {
+    let s = scenario("[topology]\nhosts = 16\n[workload]\nkind = \"tornado\"\nsize = \"256KiB\"\n");
+    let out = run_ok(&s, None);
+    let dir = std::env::temp_dir().join(format!("lbsim-out-{}", std::process::id()));
+    out.write_dir(&dir).unwrap();
+    let csv = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 17);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["flows"], 16);
+    assert_eq!(summary["max_fct_us"].as_f64().unwrap(), out.summary.max_fct_us);
+    let again = Scenario::from_toml(&std::fs::read_to_string(dir.join("scenario.toml")).unwrap()).unwrap();
+    assert_eq!(
+        run_ok(&again, None).flows,
+        out.flows,
+        "the resolved scenario reproduces the run"
+    );
+}
