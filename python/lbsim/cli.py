@@ -1,0 +1,263 @@
+"""The ``lbsim`` command.
+
+    lbsim run FILE [--set key=value]... [--out DIR] [--quiet]
+    lbsim sweep FILE --grid key=v1,v2 ... [--set key=value]... [--backend local|dask]
+                [--address tcp://HOST:PORT] [--workers N] [--out DIR] [--quiet]
+    lbsim plot DIR... [--out DIR] [--baseline LB|ideal] [--by KEY]
+    lbsim validate FILE [--set key=value]...
+    lbsim demo [--out DIR] [--quiet]
+
+User errors (a bad scenario key, a missing file) print one message and exit
+with status 2; an interrupted command exits with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import LbsimError
+
+__all__ = ["main"]
+
+EXIT_USER = 2
+EXIT_FAILED_RUNS = 1
+EXIT_INTERRUPTED = 130
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _typed(text: str) -> Any:
+    """A grid value as the engine will read it: TOML if it parses as a scalar
+    ("3", "true", "1.5"), else the bare string ("reps", "8MiB")."""
+    try:
+        v = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+    return v if isinstance(v, (int, float, bool, str)) else text
+
+
+def _grid(items: Sequence[tuple[str, str]]) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
+    for key, values in items:
+        vals = [_typed(v.strip()) for v in values.split(",") if v.strip()]
+        if not vals:
+            raise LbsimError(f"--grid {key}= has no values")
+        grid.setdefault(key, []).extend(vals)
+    return grid
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = argparse.ArgumentParser(
+        prog="lbsim",
+        description="Packet-level datacenter network simulator for load-balancing research.",
+    )
+    p.add_argument("--version", action="version", version=f"lbsim {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add_set(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--set",
+            dest="sets",
+            action="append",
+            default=[],
+            type=_key_value,
+            metavar="KEY=VALUE",
+            help="override a scenario key, e.g. --set lb.kind=ops --set workload.size=1MiB",
+        )
+
+    sp = sub.add_parser("run", help="run a scenario and write its results")
+    sp.add_argument("file", type=Path, metavar="FILE")
+    add_set(sp)
+    sp.add_argument("--out", type=Path, help="results directory (default results/<scenario name>)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    sp = sub.add_parser("sweep", help="run the cross product of a grid of overrides")
+    sp.add_argument("file", type=Path, metavar="FILE")
+    sp.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        type=_key_value,
+        metavar="KEY=V1,V2",
+        help="a key and its values, e.g. --grid lb.kind=ecmp,ops,reps --grid seed=1,2,3",
+    )
+    add_set(sp)
+    sp.add_argument("--backend", choices=("local", "dask"), default="local")
+    sp.add_argument("--address", help="Dask scheduler (tcp://host:8786); default: a LocalCluster")
+    sp.add_argument("--workers", type=int, help="worker processes (default: the cores here)")
+    sp.add_argument("--out", type=Path, help="sweep directory (default results/<scenario name>-sweep)")
+    sp.add_argument("--no-retry", action="store_true", help="do not rerun runs that failed before")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    sp = sub.add_parser("plot", help="plot run or sweep directories")
+    sp.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
+    sp.add_argument("--out", type=Path, help="where to write plots (default: the DIR, or results/plots)")
+    sp.add_argument("--baseline", help="normalise completion times to this load balancer, or 'ideal'")
+    sp.add_argument("--by", default="lb.kind", help="scenario key to group runs by (default lb.kind)")
+
+    sp = sub.add_parser("validate", help="parse and check a scenario without running it")
+    sp.add_argument("file", type=Path, metavar="FILE")
+    add_set(sp)
+
+    sp = sub.add_parser("demo", help="ECMP vs OPS vs REPS on a 128-host 400G fat tree")
+    sp.add_argument("--out", type=Path, default=Path("results/demo"))
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _load(file: Path, sets: Sequence[tuple[str, str]]) -> Any:
+    from .scenario import Scenario
+
+    s = Scenario.load(file)
+    for k, v in sets:
+        s.set(k, v)
+    s.resolved()
+    return s
+
+
+def _print_summary(r: Any) -> None:
+    s = r.summary
+
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    d = s.get("drops", {})
+    print(
+        f"{r.lb}: flows {s['finished_flows']}/{s['flows']} finished  max FCT {f(s['max_fct_us'])} us  "
+        f"mean {f(s['mean_fct_us'])} us  p99 {f(s['p99_fct_us'])} us"
+    )
+    print(
+        f"drops: congestion {d.get('congestion', 0)}  failure {d.get('failure', 0)}  "
+        f"trimmed {d.get('trimmed', 0)}  retransmissions {s['retransmissions']}  timeouts {s['timeouts']}"
+    )
+    print(
+        f"events {s['events']:,} in {s['wall_seconds']:.2f} s ({s['events_per_second'] / 1e6:.2f} M/s)"
+        + (f"  stopped: {r.stop_reason}" if r.stop_reason != "drained" else "")
+    )
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    from .runner import run
+
+    s = _load(a.file, a.sets)
+    out = a.out or Path("results") / (s.name or a.file.stem)
+    r = run(s, progress=not a.quiet, out=out)
+    _print_summary(r)
+    print(f"results: {out}")
+    return 0
+
+
+def _cmd_validate(a: argparse.Namespace) -> int:
+    s = _load(a.file, a.sets)
+    facts = s.validate()
+    print(
+        f"ok: {a.file}: {facts['hosts']} hosts, {facts['tiers']} tiers at "
+        f"{facts['link_rate_bps'] / 1e9:g} Gb/s, {facts['flows']} flows, lb {s['lb.kind']}, "
+        f"base RTT {facts['base_rtt_us']:.2f} us, RTO {facts['rto_us']:.2f} us"
+    )
+    return 0
+
+
+def _cmd_sweep(a: argparse.Namespace) -> int:
+    from .sweep import dask_executor, sweep
+
+    if not a.grid:
+        raise LbsimError("sweep needs at least one --grid key=v1,v2")
+    s = _load(a.file, a.sets)
+    grid = _grid(a.grid)
+    out = a.out or Path("results") / f"{s.name or a.file.stem}-sweep"
+    client = None
+    executor = None
+    if a.backend == "dask":
+        executor, client = dask_executor(a.address, a.workers)
+    elif a.address:
+        raise LbsimError("--address needs --backend dask")
+    try:
+        res = sweep(
+            s,
+            grid,
+            out=out,
+            executor=executor,
+            workers=a.workers,
+            progress=not a.quiet,
+            retry_failed=not a.no_retry,
+        )
+    finally:
+        if client is not None:
+            cluster = getattr(client, "cluster", None)
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    st = res.stats
+    print(
+        f"sweep: {st['points']} grid points, {st['runs']} distinct runs: {st['already_done']} already done, "
+        f"{st['ran']} ran now ({st['ok']} ok, {st['failed']} failed)"
+        + (f", {st['invalid']} invalid" if st["invalid"] else "")
+    )
+    idx = res.index
+    bad = idx[idx["status"] != "done"]
+    for row in bad.head(10).itertuples(index=False):
+        print(f"  failed {row.run_id or '-'}: {row.error}", file=sys.stderr)
+    print(f"index:   {out / 'index.parquet'}")
+    print(f"results: {out / 'runs'}")
+    return EXIT_FAILED_RUNS if len(bad) else 0
+
+
+def _cmd_plot(a: argparse.Namespace) -> int:
+    from .plot import plot_dirs
+
+    out = a.out or (a.dirs[0] if len(a.dirs) == 1 else Path("results/plots"))
+    for p in plot_dirs(a.dirs, out, baseline=a.baseline, by=a.by):
+        print(p)
+    return 0
+
+
+def _cmd_demo(a: argparse.Namespace) -> int:
+    from .demo import demo
+
+    demo(a.out, progress=not a.quiet)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    from .errors import ScenarioError
+
+    args = _parser().parse_args(argv)
+    commands = {
+        "run": _cmd_run,
+        "sweep": _cmd_sweep,
+        "plot": _cmd_plot,
+        "validate": _cmd_validate,
+        "demo": _cmd_demo,
+    }
+    try:
+        return commands[args.command](args)
+    except ScenarioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USER
+    except LbsimError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        hint = " (rerun the same command to resume)" if args.command == "sweep" else ""
+        print(f"\ninterrupted{hint}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
