@@ -1,5 +1,5 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so
-//! events at the same instant run in the order they were scheduled.
+//! The event queue, ordered by (time, insertion sequence), so events at the
+//! same instant run in the order they were scheduled.
 //!
 //! The pending set stays small by construction: a port has at most one
 //! "transmission done" and one "link delivers" event pending (packets on a
@@ -7,8 +7,6 @@
 //! retransmission timer.
 
 use crate::time::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// What can happen. Indices are arena ids (see `net`, `transport`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,35 +23,34 @@ pub enum Event {
     PortState { port: u32, up: bool },
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: SimTime,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we pop the earliest.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
-}
-
-#[derive(Default)]
+/// A monotone radix heap over 128-bit keys (time << 64 | sequence). Every
+/// key pushed is at least the last key popped (events are never scheduled
+/// in the past), so entries sit in buckets by the highest bit in which they
+/// differ from the last popped key; a pop empties the lowest non-empty
+/// bucket, redistributing it around its minimum. Each entry moves through at
+/// most 128 buckets, usually a few, and scans are over small vectors: this
+/// replaced a binary heap whose pops were a quarter of the run time.
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    buckets: Vec<Vec<(u128, Event)>>,
+    last: u128,
+    len: usize,
     seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            buckets: (0..129).map(|_| Vec::new()).collect(),
+            last: 0,
+            len: 0,
+            seq: 0,
+        }
+    }
+}
+
+#[inline]
+fn bucket_of(key: u128, last: u128) -> usize {
+    (128 - (key ^ last).leading_zeros()) as usize
 }
 
 impl EventQueue {
@@ -64,28 +61,59 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
         self.seq += 1;
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
+        let key = (time.0 as u128) << 64 | self.seq as u128;
+        debug_assert!(key >= self.last, "event scheduled in the past");
+        self.buckets[bucket_of(key, self.last)].push((key, event));
+        self.len += 1;
+    }
+
+    /// Make bucket 0 hold the minimum entry.
+    #[inline]
+    fn settle(&mut self) -> bool {
+        if !self.buckets[0].is_empty() {
+            return true;
+        }
+        let Some(i) = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty()) else {
+            return false;
+        };
+        let entries = std::mem::take(&mut self.buckets[i]);
+        self.last = entries.iter().map(|e| e.0).min().expect("non-empty");
+        for e in &entries {
+            self.buckets[bucket_of(e.0, self.last)].push(*e);
+        }
+        // Give the (now empty) vector back so its capacity is reused.
+        let mut v = entries;
+        v.clear();
+        if self.buckets[i].is_empty() {
+            self.buckets[i] = v;
+        }
+        true
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        if !self.settle() {
+            return None;
+        }
+        self.len -= 1;
+        // Keys are unique, so bucket 0 holds exactly one entry.
+        let (key, ev) = self.buckets[0].pop().expect("settled");
+        Some((SimTime((key >> 64) as u64), ev))
     }
 
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if !self.settle() {
+            return None;
+        }
+        Some(SimTime((self.buckets[0][0].0 >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -107,5 +135,59 @@ mod tests {
             })
             .collect();
         assert_eq!(order, vec![2, 4, 1, 3]);
+    }
+
+    #[test]
+    fn matches_a_sorted_reference_under_interleaving() {
+        use crate::rng::{Rng, StreamTag};
+        let mut rng = Rng::new(5, StreamTag::Workload, 9);
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(u64, u64, u32)> = Vec::new(); // (time, seq, id)
+        let (mut now, mut seq, mut popped) = (0u64, 0u64, Vec::new());
+        for id in 0..20_000u32 {
+            // Schedule at or after now, sometimes far ahead, sometimes at now.
+            let span = 1u64 << rng.below(40);
+            let t = now + if rng.below(4) == 0 { 0 } else { rng.below(span) };
+            seq += 1;
+            q.push(SimTime(t), Event::FlowStart { flow: id });
+            reference.push((t, seq, id));
+            if rng.below(3) == 0 {
+                let (t, e) = q.pop().unwrap();
+                now = t.0;
+                popped.push((t.0, e));
+            }
+        }
+        while let Some((t, e)) = q.pop() {
+            popped.push((t.0, e));
+        }
+        reference.sort();
+        let want: Vec<(u64, Event)> = reference
+            .iter()
+            .map(|&(t, _, id)| (t, Event::FlowStart { flow: id }))
+            .collect();
+        // Interleaved pops see only what was pushed so far, so compare as multisets in time order.
+        let mut got = popped.clone();
+        got.sort_by_key(|&(t, e)| {
+            (
+                t,
+                match e {
+                    Event::FlowStart { flow } => flow,
+                    _ => 0,
+                },
+            )
+        });
+        let mut w = want.clone();
+        w.sort_by_key(|&(t, e)| {
+            (
+                t,
+                match e {
+                    Event::FlowStart { flow } => flow,
+                    _ => 0,
+                },
+            )
+        });
+        assert_eq!(got, w);
+        assert!(popped.windows(2).all(|p| p[0].0 <= p[1].0), "pops are in time order");
+        assert!(q.is_empty());
     }
 }
