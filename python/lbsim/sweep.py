@@ -457,8 +457,7 @@ class SweepResult:
         """``(grid values, Result)`` for every finished grid point."""
         idx = self.index
         keys = self.grid_keys
-        for row in idx[idx["status"] == "done"].itertuples(index=False):
-            r = row._asdict()
+        for r in idx[idx["status"] == "done"].to_dict("records"):
             yield {k: r[k] for k in keys if k in r}, load(self.path / r["path"])
 
     def summaries(self) -> pd.DataFrame:
