@@ -42,6 +42,13 @@ def _fmt_rate(x: float) -> str:
     return f"{x:.0f} "
 
 
+def _fmt_time_us(us: float) -> str:
+    for unit, scale in (("s", 1e6), ("ms", 1e3)):
+        if us >= scale:
+            return f"{us / scale:g} {unit}"
+    return f"{us:g} us"
+
+
 class _Line:
     def __init__(self, stream: TextIO | None, delay: float) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -103,7 +110,8 @@ class RunProgress:
         label = f"{self.label} " if self.label else ""
         return (
             f"{label}[{_bar(frac, 24)}] {frac * 100:5.1f}%  flows {flows_done}/{flows}  "
-            f"sim {now_us:,.1f} us  {_fmt_rate(self.rate)}ev/s  {self.line.elapsed():.1f} s"
+            f"sim {now_us:,.1f} us of {_fmt_time_us(stop_at_us)}  {_fmt_rate(self.rate)}ev/s  "
+            f"{self.line.elapsed():.1f} s"
         )
 
     def close(self) -> None:

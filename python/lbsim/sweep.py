@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -350,7 +351,7 @@ class _Sweep:
                         self.record(st, None, f"worker process died: {e}")
                         failed += 1
                         if owned:
-                            executor.shutdown(wait=False, cancel_futures=True)
+                            _stop_pool(executor)
                             executor = _process_pool(n)
                             for f2, st2 in list(inflight.items()):
                                 queue.append(st2)
@@ -372,7 +373,7 @@ class _Sweep:
             for fut in inflight:
                 fut.cancel()
             if owned:
-                executor.shutdown(wait=False, cancel_futures=True)
+                _stop_pool(executor)
                 owned = False
             raise
         finally:
@@ -389,8 +390,29 @@ def _core_version() -> str:
     return _core.__version__
 
 
+def _ignore_sigint() -> None:
+    # Ctrl-C goes to the whole process group; the driver handles it and
+    # stops the workers itself (see _stop_pool), so they never pick up
+    # another task or print tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _process_pool(n: int) -> cf.ProcessPoolExecutor:
-    return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+    return cf.ProcessPoolExecutor(
+        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+    )
+
+
+def _stop_pool(pool: cf.Executor) -> None:
+    """Stop a process pool now: cancel what is queued and end running workers
+    (they only compute; the driver writes files, so nothing is left half-written)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=5)
 
 
 def sweep(

@@ -173,3 +173,27 @@ def test_ctrl_c_stops_a_run_cleanly(tmp_path: Path) -> None:
     assert time.monotonic() - t0 < 5
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
+
+
+def test_ctrl_c_stops_a_sweep_and_its_workers(tmp_path: Path) -> None:
+    f = tmp_path / "perm.toml"
+    f.write_text('preset = "reps_artifact"\n[workload]\nkind = "permutation"\nsize = "32MiB"\n')
+    env = dict(os.environ, LBSIM_PROGRESS="0")
+    args = ["sweep", str(f), "--grid", "lb.kind=ecmp,ops,reps", "--grid", "seed=1,2", "--workers", "2", "--out", "sw"]
+    proc = subprocess.Popen(
+        [*lbsim_command(), *args], cwd=tmp_path, env=env, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(3.0)  # workers started and busy
+    assert proc.poll() is None, "the sweep ended before the interrupt"
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on a terminal does
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 5
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, (out, err)
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-o", "pid=,stat=", "-g", str(proc.pid)], capture_output=True, text=True).stdout
+    alive = [line for line in ps.splitlines() if line.split()[1:2] != ["Z"]]
+    assert not alive, f"processes left running: {ps}"
+    idx = pd.read_parquet(tmp_path / "sw" / "index.parquet")
+    assert (idx["status"] != "done").any()
