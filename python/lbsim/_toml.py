@@ -32,11 +32,11 @@ def _literal(value: Any) -> str:
     raise TypeError(f"cannot write {type(value).__name__} value {value!r} as TOML")
 
 
-def _key(k: Any) -> str:
-    k = str(k)
-    if k and all(c.isalnum() or c in "-_" for c in k):
-        return k
-    return json.dumps(k)
+def _key(k: object) -> str:
+    text = str(k)
+    if text and all(c.isalnum() or c in "-_" for c in text):
+        return text
+    return json.dumps(text)
 
 
 def value_text(value: Any) -> str:

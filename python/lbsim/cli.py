@@ -208,8 +208,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     )
     idx = res.index
     bad = idx[idx["status"] != "done"]
-    for row in bad.head(10).itertuples(index=False):
-        print(f"  failed {row.run_id or '-'}: {row.error}", file=sys.stderr)
+    for row in bad.head(10).to_dict("records"):
+        print(f"  failed {row['run_id'] or '-'}: {row['error']}", file=sys.stderr)
     print(f"index:   {out / 'index.parquet'}")
     print(f"results: {out / 'runs'}")
     return EXIT_FAILED_RUNS if len(bad) else 0

@@ -67,7 +67,7 @@ def _parquet_bytes(table: pa.Table) -> bytes:
 
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
-    return sink.getvalue().to_pybytes()
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def flow_arrays(raw_columns: list[tuple[str, str, bytes]]) -> dict[str, np.ndarray]:

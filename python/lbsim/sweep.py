@@ -76,21 +76,22 @@ def dask_executor(address: str | None = None, workers: int | None = None) -> tup
     Returns ``(executor, client)``; close the client when done. Needs
     ``pip install "lbsim[dask]"``, and lbsim installed on every worker."""
     try:
-        from distributed import Client, LocalCluster
+        import distributed
     except ImportError:
         raise LbsimError(
             'the dask backend needs Dask distributed: pip install "lbsim[dask]" (or pip install ".[dask]")'
         ) from None
+    dd: Any = distributed  # untyped library
     if address:
-        client = Client(address)
+        client = dd.Client(address)
     else:
-        cluster = LocalCluster(
+        cluster = dd.LocalCluster(
             n_workers=workers or default_workers(),
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
         )
-        client = Client(cluster)
+        client = dd.Client(cluster)
     return client.get_executor(), client
 
 
@@ -308,16 +309,16 @@ class _Sweep:
         owned = executor is None
         n = workers or default_workers()
         window = 2 * n if owned or workers else 64
-        if owned:
+        if executor is None:
             executor = _process_pool(n)
         elif not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):
             # A dask.distributed Client.
+            client: Any = executor
             try:
-                window = max(2 * sum(executor.nthreads().values()), 4)
+                window = max(2 * sum(client.nthreads().values()), 4)
             except Exception:  # noqa: BLE001 - only a sizing hint
                 pass
-            executor = executor.get_executor()
-        assert executor is not None
+            executor = client.get_executor()
         bar = CountProgress(len(todo), "sweep") if self.progress and wants_progress() else None
         queue = list(reversed(todo))
         inflight: dict[cf.Future[Any], _RunState] = {}

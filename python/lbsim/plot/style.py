@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib
 
@@ -90,7 +90,7 @@ def context() -> Any:
             ...
             style.save(fig, "out/plot")
     """
-    return matplotlib.rc_context(RC)
+    return matplotlib.rc_context(cast(Any, RC))
 
 
 def figure(size: str = "single", ncols: int = 1) -> tuple[Figure, Any]:
@@ -99,7 +99,7 @@ def figure(size: str = "single", ncols: int = 1) -> tuple[Figure, Any]:
     ``ncols > 1``, ``(fig, axes)``. Call inside :func:`context`."""
     import matplotlib.pyplot as plt
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(cast(Any, RC)):
         fig, ax = plt.subplots(1, ncols, figsize=SIZES[size], layout="constrained")
     return fig, ax
 
@@ -119,7 +119,7 @@ def save(fig: Figure, stem: str | Path, formats: Sequence[str] = FORMATS) -> lis
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = []
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(cast(Any, RC)):
         for fmt in formats:
             p = stem.with_name(f"{stem.name}.{fmt}")
             fig.savefig(p, format=fmt, metadata={"Software": "lbsim"} if fmt == "png" else None)
