@@ -67,14 +67,18 @@ def _completion_us(r: Result) -> float:
     return float(v) if v is not None else float("nan")
 
 
+def _figure_axes(ax: Any) -> tuple[Any, Any]:
+    """A new styled figure, or the given axes styled, with their figure."""
+    if ax is None:
+        return style.figure()
+    style.apply(ax)
+    return ax.figure, ax
+
+
 def fct_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
     """Draw the FCT CDF of each group on ``ax`` (a new figure if None); returns the figure."""
     with style.context():
-        if ax is None:
-            fig, ax = style.figure()
-        else:
-            fig = ax.figure
-            style.apply(ax)
+        fig, ax = _figure_axes(ax)
         for name, runs in groups.items():
             fct = np.concatenate([r.flows["fct_us"].to_numpy(dtype=float) for r in runs])
             total = len(fct)
@@ -111,11 +115,7 @@ def completion_bars(
         ratios = {n: np.array([_completion_us(r) for r in rs]) / ref for n, rs in groups.items()}
         ylabel = f"Workload completion time / {style.label(baseline)}"
     with style.context():
-        if ax is None:
-            fig, ax = style.figure()
-        else:
-            fig = ax.figure
-            style.apply(ax)
+        fig, ax = _figure_axes(ax)
         names = list(groups)
         x = np.arange(len(names))
         means = np.array([np.nanmean(v) if np.isfinite(v).any() else np.nan for v in ratios.values()])
