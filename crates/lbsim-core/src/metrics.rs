@@ -163,18 +163,10 @@ pub fn write_flows_csv(path: &Path, flows: &[FlowRecord]) -> std::io::Result<()>
     w.flush()
 }
 
-/// JSON has no NaN: write unknown values as null.
+/// `summary.json` text. JSON has no NaN: serde_json writes unknown
+/// (non-finite) values as null.
 pub fn summary_json(s: &Summary) -> String {
-    let mut v = serde_json::to_value(s).expect("summary serializes");
-    fn nan_to_null(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => m.values_mut().for_each(nan_to_null),
-            serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => *v = serde_json::Value::Null,
-            _ => {}
-        }
-    }
-    nan_to_null(&mut v);
-    serde_json::to_string_pretty(&v).expect("json")
+    serde_json::to_string_pretty(s).expect("summary serializes")
 }
 
 #[cfg(test)]
@@ -188,5 +180,11 @@ mod tests {
         assert_eq!(percentile(&v, 99.0), 99.0);
         assert_eq!(percentile(&v, 100.0), 100.0);
         assert_eq!(percentile(&[7.0], 99.0), 7.0);
+    }
+
+    #[test]
+    fn unknown_values_are_null_in_json() {
+        let v: serde_json::Value = serde_json::from_str(&serde_json::to_string(&[f64::NAN, 1.5]).unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!([null, 1.5]));
     }
 }

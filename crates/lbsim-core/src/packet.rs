@@ -80,8 +80,4 @@ impl PacketPool {
     pub fn live(&self) -> usize {
         self.live
     }
-
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
 }

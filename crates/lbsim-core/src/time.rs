@@ -11,9 +11,6 @@ impl SimTime {
     pub const ZERO: SimTime = SimTime(0);
     pub const MAX: SimTime = SimTime(u64::MAX);
 
-    pub const fn from_ps(ps: u64) -> Self {
-        SimTime(ps)
-    }
     pub const fn from_ns(ns: u64) -> Self {
         SimTime(ns * 1_000)
     }

@@ -7,7 +7,6 @@
 //! Python objects: JSON text for the summary and counters, and the flow table
 //! as one little-endian byte buffer per column (numpy reads them without a copy).
 
-use lbsim_core::scenario::{parse_override_value, set_dotted};
 use lbsim_core::{FlowRecord, Progress, Scenario, ScenarioError, StopReason};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -27,42 +26,8 @@ fn scenario_error(py: Python<'_>, e: ScenarioError) -> PyErr {
     }
 }
 
-/// Parse a scenario's text with overrides applied.
-///
-/// Gap worked around here: the core merges a user's `[workload]` table over
-/// the preset's *whole* (its keys depend on `kind`), and it applies overrides
-/// to the user's table before that merge. So `--set workload.size=1MiB` on a
-/// file without a `[workload]` table would replace the preset's workload by
-/// `{size = "1MiB"}` and fail with "workload.kind missing". When an override
-/// touches `workload.*` and the file has no `[workload]` table, start from the
-/// preset's resolved workload instead, so the override changes one key, as it
-/// does for every other table.
-fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
-    let touches_workload = overrides
-        .iter()
-        .any(|(k, _)| k == "workload" || k.starts_with("workload."));
-    if !touches_workload {
-        return Scenario::from_toml_with(text, overrides);
-    }
-    let mut user: toml::Table = match text.parse() {
-        Ok(t) => t,
-        // Let the core word the syntax error.
-        Err(_) => return Scenario::from_toml_with(text, overrides),
-    };
-    if !user.contains_key("workload") {
-        let base = Scenario::from_table(user.clone())?;
-        let workload =
-            toml::Value::try_from(&base.workload).map_err(|e| ScenarioError::new("workload", e.to_string()))?;
-        user.insert("workload".into(), workload);
-    }
-    for (k, v) in overrides {
-        set_dotted(&mut user, k, parse_override_value(v))?;
-    }
-    Scenario::from_table(user)
-}
-
 fn parse_py(py: Python<'_>, text: &str, overrides: &[(String, String)]) -> PyResult<Scenario> {
-    parse(text, overrides).map_err(|e| scenario_error(py, e))
+    Scenario::from_toml_with(text, overrides).map_err(|e| scenario_error(py, e))
 }
 
 /// Resolve a scenario: its preset with the file and the overrides merged on

@@ -71,7 +71,4 @@ impl Lb {
     pub fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
         dispatch!(self, b => b.on_timeout(now, info, stats))
     }
-    pub fn is_frozen(&self) -> bool {
-        matches!(self, Lb::Reps(r) if r.is_frozen())
-    }
 }

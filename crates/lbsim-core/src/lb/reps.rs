@@ -63,19 +63,6 @@ impl Reps {
         }
     }
 
-    pub fn is_frozen(&self) -> bool {
-        self.frozen
-    }
-    pub fn num_valid(&self) -> usize {
-        self.num_valid
-    }
-    pub fn explore_counter(&self) -> u32 {
-        self.explore_counter
-    }
-    pub fn head(&self) -> usize {
-        self.head
-    }
-
     fn is_empty(&self) -> bool {
         !self.written.iter().any(|&w| w)
     }
@@ -281,7 +268,7 @@ mod tests {
                 (Send(Some(24)), 0, false), // exploration over: recycle again
             ],
         );
-        assert_eq!(r.explore_counter(), 0);
+        assert_eq!(r.explore_counter, 0);
     }
 
     #[test]

@@ -108,18 +108,6 @@ impl Port {
         }
     }
 
-    /// Change the link rate (degraded links).
-    pub fn set_rate(&mut self, rate: Rate) {
-        self.rate = rate;
-        self.ps_per_byte = (8_000_000_000_000u64 % rate.bps() == 0).then(|| 8_000_000_000_000u64 / rate.bps());
-    }
-
-    /// Data bytes waiting (not counting the packet being serialized).
-    #[inline]
-    pub fn queued_bytes(&self) -> u64 {
-        self.data_bytes
-    }
-
     /// RED marking decision for a data packet at the given occupancy.
     #[inline]
     pub fn ecn_mark(&mut self, occupancy: u64) -> bool {

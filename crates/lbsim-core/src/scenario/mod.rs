@@ -241,6 +241,15 @@ fn preset_table(name: &str) -> Result<toml::Table, ScenarioError> {
     }
 }
 
+/// The preset a user table builds on.
+fn preset_name(user: &toml::Table) -> Result<String, ScenarioError> {
+    match user.get("preset") {
+        None => Ok(default_preset()),
+        Some(toml::Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(ScenarioError::new("preset", "must be a string")),
+    }
+}
+
 fn merge(base: &mut toml::Table, over: toml::Table, prefix: &str) {
     for (k, v) in over {
         let path = if prefix.is_empty() {
@@ -301,6 +310,15 @@ impl Scenario {
             .parse()
             .map_err(|e: toml::de::Error| ScenarioError::new("", format!("not valid TOML: {}", e.message().trim())))?;
         for (k, v) in overrides {
+            // An override inside a table the file replaces whole (workload)
+            // changes one key of the preset's table when the file has none,
+            // instead of replacing that table by a single key.
+            let top = k.split('.').next().unwrap_or_default();
+            if k.contains('.') && REPLACED_WHOLE.contains(&top) && !user.contains_key(top) {
+                if let Some(t) = preset_table(&preset_name(&user)?)?.remove(top) {
+                    user.insert(top.to_string(), t);
+                }
+            }
             set_dotted(&mut user, k, parse_override_value(v))?;
         }
         Self::from_table(user)
@@ -312,12 +330,7 @@ impl Scenario {
 
     /// Build from a user table (merged over its preset).
     pub fn from_table(user: toml::Table) -> Result<Scenario, ScenarioError> {
-        let preset = match user.get("preset") {
-            None => default_preset(),
-            Some(toml::Value::String(s)) => s.clone(),
-            Some(_) => return Err(ScenarioError::new("preset", "must be a string")),
-        };
-        let mut merged = preset_table(&preset)?;
+        let mut merged = preset_table(&preset_name(&user)?)?;
         merge(&mut merged, user, "");
         let de = toml::Value::Table(merged);
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -440,6 +453,10 @@ mod tests {
         assert_eq!(s.seed, 9);
         let again = Scenario::from_toml(&s.to_toml()).unwrap();
         assert_eq!(again.to_toml(), s.to_toml());
+        // An override inside the workload changes one key of the preset's workload.
+        let w = Scenario::from_toml_with("", &[("workload.size".into(), "1MiB".into())]).unwrap();
+        assert_eq!(w.workload.kind, WorkloadKind::Permutation);
+        assert_eq!(w.workload.size.unwrap().value, AmountValue::Bytes(1 << 20));
         let e = Scenario::from_toml_with("", &[("seed.x".into(), "1".into())]).unwrap_err();
         assert_eq!(e.key, "seed");
     }
