@@ -293,10 +293,10 @@ impl Simulation {
             return;
         }
         match port.to {
-            Node::Switch(sw) => {
-                let out = self.net.route(sw, self.pool.get(id));
-                self.enqueue(out, id);
-            }
+            Node::Switch(sw) => match self.net.route(sw, self.pool.get(id)) {
+                Some(out) => self.enqueue(out, id),
+                None => self.drop_packet(id, true), // routing knows no way there
+            },
             Node::Host(h) => self.host_receive(h, id),
         }
     }

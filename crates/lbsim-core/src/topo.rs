@@ -46,7 +46,7 @@ impl Builder {
             role,
             down: Vec::new(),
             up: Vec::new(),
-            up_group: Vec::new(),
+            groups_by_dst: None,
             salt,
             policy: UplinkPolicy::Ecmp,
         });
@@ -157,9 +157,6 @@ pub fn build(p: TopoParams) -> Network {
         }
     }
 
-    for s in &mut b.switches {
-        s.up_group = s.up.clone();
-    }
     Network {
         shape,
         ports: b.ports,

@@ -52,35 +52,35 @@ impl Network {
         tor / self.shape.tors_per_pod
     }
 
-    /// The output port a switch forwards this packet to.
+    /// The output port a switch forwards this packet to; None when routing
+    /// knows no uplink that reaches the destination (after a failure).
     #[inline]
-    pub fn route(&self, sw: u32, pkt: &Packet) -> PortId {
+    pub fn route(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
         let s = &self.switches[sw as usize];
         let dst_tor = self.tor_of(pkt.dst);
+        match self.down_port(s, dst_tor, pkt.dst) {
+            Some(p) => Some(p),
+            None => self.uplink(s, dst_tor, pkt),
+        }
+    }
+
+    /// The downlink towards a destination below this switch, None when the destination is not below.
+    #[inline]
+    pub fn down_port(&self, s: &Switch, dst_tor: u32, dst_host: u32) -> Option<PortId> {
         match s.role {
-            SwitchRole::Tor { tor } => {
-                if dst_tor == tor {
-                    s.down[(pkt.dst % self.shape.hosts_per_tor) as usize]
-                } else {
-                    self.uplink(s, pkt)
-                }
-            }
-            SwitchRole::Spine => s.down[dst_tor as usize],
+            SwitchRole::Tor { tor } => (dst_tor == tor).then(|| s.down[(dst_host % self.shape.hosts_per_tor) as usize]),
+            SwitchRole::Spine => Some(s.down[dst_tor as usize]),
             SwitchRole::Agg { pod } => {
-                if self.pod_of_tor(dst_tor) == pod {
-                    s.down[(dst_tor % self.shape.tors_per_pod) as usize]
-                } else {
-                    self.uplink(s, pkt)
-                }
+                (self.pod_of_tor(dst_tor) == pod).then(|| s.down[(dst_tor % self.shape.tors_per_pod) as usize])
             }
-            SwitchRole::Core => s.down[self.pod_of_tor(dst_tor) as usize],
+            SwitchRole::Core => Some(s.down[self.pod_of_tor(dst_tor) as usize]),
         }
     }
 
     #[inline]
-    fn uplink(&self, s: &Switch, pkt: &Packet) -> PortId {
+    fn uplink(&self, s: &Switch, dst_tor: u32, pkt: &Packet) -> Option<PortId> {
         match s.policy {
-            UplinkPolicy::Ecmp => s.ecmp_pick(pkt),
+            UplinkPolicy::Ecmp => s.ecmp_pick(s.group(dst_tor), pkt),
         }
     }
 
@@ -103,7 +103,7 @@ impl Network {
             let last = &self.ports[*ports.last().unwrap() as usize];
             match last.to {
                 Node::Host(_) => return ports,
-                Node::Switch(sw) => ports.push(self.route(sw, &probe)),
+                Node::Switch(sw) => ports.push(self.route(sw, &probe).expect("the healthy tree routes everywhere")),
             }
         }
     }

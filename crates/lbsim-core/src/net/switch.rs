@@ -33,19 +33,44 @@ pub struct Switch {
     pub down: Vec<PortId>,
     /// All physical uplinks.
     pub up: Vec<PortId>,
-    /// The ECMP group in use: the uplinks routing believes are alive.
-    pub up_group: Vec<PortId>,
+    /// Per destination ToR, the uplinks routing believes lead there. None
+    /// while routing believes every uplink works (then the group is `up`);
+    /// set by routing convergence after a failure (see `crate::failure`).
+    pub groups_by_dst: Option<Vec<Vec<PortId>>>,
     pub salt: u64,
     pub policy: UplinkPolicy,
 }
 
+/// The ECMP hash of a packet's (src, dst, entropy value) at a switch with this salt.
+#[inline]
+pub fn ecmp_hash(src: u32, dst: u32, ev: u16, salt: u64) -> u64 {
+    let key = (src as u64) << 40 ^ (dst as u64) << 16 ^ ev as u64;
+    mix64(key ^ salt)
+}
+
+/// Map a hash onto one of `n` choices (multiply-high: no modulo bias).
+#[inline]
+pub fn hash_to_index(h: u64, n: usize) -> usize {
+    ((h as u128 * n as u128) >> 64) as usize
+}
+
 impl Switch {
-    /// ECMP: hash of (src, dst, entropy, salt) onto the uplink group.
+    /// The uplinks routing believes reach destination ToR `dst_tor` (empty: no route).
     #[inline]
-    pub fn ecmp_pick(&self, pkt: &Packet) -> PortId {
-        let key = (pkt.src as u64) << 40 ^ (pkt.dst as u64) << 16 ^ pkt.ev as u64;
-        let h = mix64(key ^ self.salt);
-        let n = self.up_group.len() as u64;
-        self.up_group[((h as u128 * n as u128) >> 64) as usize]
+    pub fn group(&self, dst_tor: u32) -> &[PortId] {
+        match &self.groups_by_dst {
+            None => &self.up,
+            Some(g) => &g[dst_tor as usize],
+        }
+    }
+
+    /// ECMP: hash of (src, dst, entropy, salt) onto the group; None when the group is empty.
+    #[inline]
+    pub fn ecmp_pick(&self, group: &[PortId], pkt: &Packet) -> Option<PortId> {
+        if group.is_empty() {
+            return None;
+        }
+        let h = ecmp_hash(pkt.src, pkt.dst, pkt.ev, self.salt);
+        Some(group[hash_to_index(h, group.len())])
     }
 }
