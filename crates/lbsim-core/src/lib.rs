@@ -17,6 +17,7 @@ pub mod packet;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod theory;
 pub mod time;
 pub mod topo;
 pub mod transport;
