@@ -10,6 +10,15 @@ A run directory holds plain files any tool can read without lbsim:
 ``run.json``       run metadata: lbsim version, run key, stop reason, counters
 =================  ==========================================================
 
+and, when the scenario asks for them (``[observe]``, ``[[failures]]``):
+
+========================  ===================================================
+``ports.parquet``         per sampled port and bucket: bytes sent, Gbps, queue
+``drops_series.parquet``  packets dropped per cause per bucket
+``rtt.parquet``           one RTT sample per ACK: flow, time_us, rtt_us
+``failures.parquet``      the failures as resolved: link, kind, start, duration
+========================  ===================================================
+
 Unknown values (the finish time of an unfinished flow) are nulls in Parquet
 and NaN in pandas.
 """
@@ -34,9 +43,13 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["Result", "load", "ideal_fct_us", "parse_rate_bps", "RUN_FILES"]
+__all__ = ["Result", "load", "ideal_fct_us", "parse_rate_bps", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
+#: Tables a run writes only when its scenario asks for them.
+OPTIONAL_TABLES = ("ports", "drops_series", "rtt", "failures")
+
+Columns = Mapping[str, np.ndarray]
 
 
 def _umask() -> int:
@@ -70,17 +83,27 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def flow_arrays(raw_columns: list[tuple[str, str, bytes]]) -> dict[str, np.ndarray]:
-    """The flow table the bindings return (column, dtype, bytes) as numpy arrays."""
-    return {name: np.frombuffer(buf, dtype=np.dtype(dtype)) for name, dtype, buf in raw_columns}
+def table_arrays(raw_columns: list[tuple[str, str, Any]]) -> dict[str, np.ndarray]:
+    """A table the bindings return, ``[(column, dtype, bytes or list of str)]``, as numpy arrays."""
+    return {
+        name: np.array(data, dtype=object) if dtype == "str" else np.frombuffer(data, dtype=np.dtype(dtype))
+        for name, dtype, data in raw_columns
+    }
 
 
-def _arrow_from_arrays(cols: Mapping[str, np.ndarray]) -> pa.Table:
+def tables_from_raw(raw: Mapping[str, Any]) -> dict[str, dict[str, np.ndarray]]:
+    """Every table of a raw run reply (``lbsim._core.run``), by name."""
+    return {name: table_arrays(cols) for name, cols in raw["tables"].items()}
+
+
+def _arrow_from_arrays(cols: Columns) -> pa.Table:
     import pyarrow as pa
 
     arrays = {}
     for name, arr in cols.items():
-        if arr.dtype.kind == "f":
+        if arr.dtype.kind == "O":
+            arrays[name] = pa.array(list(arr), pa.string())
+        elif arr.dtype.kind == "f":
             # NaN (unknown) becomes null, which pandas reads back as NaN and
             # polars as null.
             arrays[name] = pa.array(arr, mask=np.isnan(arr))
@@ -123,7 +146,7 @@ class Result:
         counters: dict[str, Any],
         stop_reason: str,
         packets_in_network: int,
-        flows: Mapping[str, np.ndarray] | None = None,
+        tables: Mapping[str, Columns] | None = None,
         key: str | None = None,
         path: Path | None = None,
         meta: dict[str, Any] | None = None,
@@ -136,8 +159,8 @@ class Result:
         self.key = key
         self.path = path
         self.meta: dict[str, Any] = dict(meta or {})
-        self._flow_arrays = dict(flows) if flows is not None else None
-        self._flows_df: pd.DataFrame | None = None
+        self._arrays: dict[str, Columns] = dict(tables or {})
+        self._frames: dict[str, pd.DataFrame] = {}
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any], key: str | None = None) -> Result:
@@ -148,7 +171,7 @@ class Result:
             counters=json.loads(raw["counters_json"]),
             stop_reason=raw["stop_reason"],
             packets_in_network=int(raw["packets_in_network"]),
-            flows=flow_arrays(raw["flows"]),
+            tables=tables_from_raw(raw),
             key=key,
         )
 
@@ -165,21 +188,64 @@ class Result:
         return tomllib.loads(self.scenario_toml)
 
     @property
+    def table_names(self) -> list[str]:
+        """The tables this run has: ``flows`` and any of :data:`OPTIONAL_TABLES`."""
+        if self._arrays:
+            return list(self._arrays)
+        if self.path is not None:
+            return ["flows"] + [n for n in OPTIONAL_TABLES if (self.path / f"{n}.parquet").is_file()]
+        return []
+
+    def table(self, name: str) -> pd.DataFrame:
+        """A table of this run by name (see the module docstring); raises
+        :class:`LbsimError` when the run did not record it."""
+        if name not in self._frames:
+            import pandas as pd
+
+            if name in self._arrays:
+                self._frames[name] = pd.DataFrame({k: np.array(v) for k, v in self._arrays[name].items()})
+            elif self.path is not None and (self.path / f"{name}.parquet").is_file():
+                self._frames[name] = pd.read_parquet(self.path / f"{name}.parquet")
+            else:
+                hint = {
+                    "ports": "list ports or switches in observe.ports",
+                    "drops_series": "set observe.drops = true",
+                    "rtt": "set observe.rtt = true",
+                    "failures": "the scenario has no [[failures]]",
+                }.get(name, "")
+                raise LbsimError(f"this run has no {name!r} table" + (f" ({hint})" if hint else ""))
+        return self._frames[name]
+
+    @property
     def flows(self) -> pd.DataFrame:
-        """One row per message: id, src, dst, size_bytes, start_us,
+        """One row per message: id, src, dst, size_bytes, lb, start_us,
         receiver_finish_us, sender_finish_us, fct_us (NaN if unfinished),
         finished, retransmissions, timeouts, nacks, drops, explored_evs,
         recycled_evs, freeze_entries, frozen_us."""
-        if self._flows_df is None:
-            import pandas as pd
+        return self.table("flows")
 
-            if self._flow_arrays is not None:
-                self._flows_df = pd.DataFrame({k: np.array(v) for k, v in self._flow_arrays.items()})
-            elif self.path is not None:
-                self._flows_df = pd.read_parquet(self.path / "flows.parquet")
-            else:  # pragma: no cover - a Result always has one or the other
-                raise LbsimError("this result has no flow table")
-        return self._flows_df
+    @property
+    def ports(self) -> pd.DataFrame:
+        """Sampled ports per bucket (``observe.ports``): time_us (bucket end),
+        port, tx_bytes, gbps, rate_gbps, queue_bytes (at the bucket end),
+        queue_max_bytes, up."""
+        return self.table("ports")
+
+    @property
+    def drops_series(self) -> pd.DataFrame:
+        """Drops per bucket (``observe.drops``): time_us, congestion, failure, trimmed."""
+        return self.table("drops_series")
+
+    @property
+    def rtt(self) -> pd.DataFrame:
+        """RTT samples (``observe.rtt``): flow, time_us, rtt_us."""
+        return self.table("rtt")
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """The failures as resolved: entry, link, kind, start_us, duration_us
+        (NaN: permanent), every_us (NaN: once)."""
+        return self.table("failures")
 
     @property
     def drops(self) -> pd.DataFrame:
@@ -213,7 +279,7 @@ class Result:
             d,
             scenario_toml=self.scenario_toml,
             summary=self.summary,
-            flows=self._flow_arrays if self._flow_arrays is not None else self.flows,
+            tables=self._arrays or {n: self.table(n) for n in self.table_names},
             meta=self._meta(),
         )
         self.path = d
@@ -251,17 +317,19 @@ def write_run_dir(
     *,
     scenario_toml: str,
     summary: Mapping[str, Any] | str,
-    flows: Mapping[str, np.ndarray] | pd.DataFrame,
+    tables: Mapping[str, Columns | pd.DataFrame],
     meta: Mapping[str, Any],
 ) -> None:
-    """Write a run directory's files (each atomically). ``summary`` may be the
-    engine's summary.json text, written verbatim."""
+    """Write a run directory's files (each atomically): ``tables`` holds
+    ``flows`` and any optional tables. ``summary`` may be the engine's
+    summary.json text, written verbatim."""
     import pyarrow as pa
 
-    if isinstance(flows, Mapping):
-        table = _arrow_from_arrays(flows)
-    else:
-        table = pa.Table.from_pandas(flows, preserve_index=False).replace_schema_metadata(None)
+    def arrow(t: Columns | pd.DataFrame) -> pa.Table:
+        if isinstance(t, Mapping):
+            return _arrow_from_arrays(t)
+        return pa.Table.from_pandas(t, preserve_index=False).replace_schema_metadata(None)
+
     summary_dict = json.loads(summary) if isinstance(summary, str) else dict(summary)
     summary_text = summary if isinstance(summary, str) else _summary_text(summary)
     drops = summary_dict.get("drops", {})
@@ -273,7 +341,8 @@ def write_run_dir(
         }
     )
     _write_atomic(d / "scenario.toml", scenario_toml.encode())
-    _write_atomic(d / "flows.parquet", _parquet_bytes(table))
+    for name, t in tables.items():
+        _write_atomic(d / f"{name}.parquet", _parquet_bytes(arrow(t)))
     _write_atomic(d / "drops.parquet", _parquet_bytes(drops_table))
     _write_atomic(d / "run.json", (json.dumps(dict(meta), indent=2) + "\n").encode())
     # summary.json last: its presence marks a complete run directory.

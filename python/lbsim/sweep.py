@@ -36,7 +36,7 @@ from . import _worker
 from ._toml import value_text
 from .errors import LbsimError, ScenarioError
 from .progress import CountProgress, wants_progress
-from .results import Result, _write_atomic, flow_arrays, is_run_dir, load, write_run_dir
+from .results import Result, _write_atomic, is_run_dir, load, tables_from_raw, write_run_dir
 from .scenario import Scenario, ScenarioLike, as_scenario
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class _Sweep:
                 tmp,
                 scenario_toml=st.scenario.resolved(),
                 summary=raw["summary_json"],
-                flows=flow_arrays(raw["flows"]),
+                tables=tables_from_raw(raw),
                 meta={
                     "lbsim_version": _core_version(),
                     "key": st.key,

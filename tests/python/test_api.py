@@ -163,7 +163,7 @@ def test_progress_callback_and_cancel() -> None:
 
     raw = _core.run(text, [], None, stop_early, 1000, 0.0)
     assert raw["stop_reason"] == "cancelled"
-    finished = np.frombuffer(dict((n, b) for n, _, b in raw["flows"])["finished"], dtype=bool)
+    finished = np.frombuffer(dict((n, b) for n, _, b in raw["tables"]["flows"])["finished"], dtype=bool)
     assert not finished.all()
 
 

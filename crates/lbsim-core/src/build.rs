@@ -4,10 +4,13 @@
 //! schedule failures. Every error names the scenario key.
 
 use crate::cc::{CongestionControl, DctcpVariant};
+use crate::failure;
 use crate::lb::{ecmp::Ecmp, ops::Ops, reps::Reps, reps::RepsConfig, Lb};
+use crate::net::PortId;
 use crate::net::{Network, Node, QueueParams};
+use crate::observe::Observer;
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{Amount, AmountValue, CcKind, Direction, EcnAt, LbKind, Scenario, ScenarioError};
+use crate::scenario::{Amount, AmountValue, CcKind, EcnAt, LbKind, Scenario, ScenarioError};
 use crate::sim::{SimParams, Simulation};
 use crate::time::SimTime;
 use crate::topo::{self, TopoParams};
@@ -211,18 +214,21 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         freezing: r.freezing,
         freezing_timeout: r.freezing_timeout.value,
         explore_after_freeze: explore.div_ceil(mtu) as u32,
+        force_freeze_at: r.force_freeze_at.as_ref().map(|t| t.value),
     };
 
     let specs: Vec<FlowSpec> = workload::generate(&s.workload, s.topology.hosts, s.seed, base_dir)?;
+    let kinds = lb_kinds(s, specs.len())?;
     let flows = specs
         .into_iter()
+        .zip(kinds)
         .enumerate()
-        .map(|(i, spec)| {
+        .map(|(i, (spec, kind))| {
             let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
             let cc = match s.cc.kind {
                 CcKind::Dctcp => CongestionControl::Dctcp(DctcpVariant::new(init_cwnd, max_cwnd, mtu)),
             };
-            let lb = match s.lb.kind {
+            let lb = match kind {
                 LbKind::Ecmp => Lb::Ecmp(Ecmp::new(&mut rng, s.lb.entropy_space)),
                 LbKind::Ops => Lb::Ops(Ops::new(s.lb.entropy_space)),
                 LbKind::Reps => Lb::Reps(Reps::new(reps_cfg.clone())),
@@ -243,41 +249,69 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         queue_bytes: capacity,
     };
 
-    // Failures: resolve link names before handing the network over.
-    let mut port_events = Vec::new();
-    for (i, f) in s.failures.iter().enumerate() {
-        let key = format!("failures[{i}].link");
-        let Some(port) = net.port_by_name(&f.link) else {
-            return err(
-                &key,
-                format!(
-                    "no link named \"{}\" (links are named like \"t0_0->t1_3\" or \"h0->t0_0\")",
-                    f.link
-                ),
-            );
-        };
-        let mut ports = vec![port];
-        if f.direction == Direction::Both {
-            let p = &net.ports[port as usize];
-            let reverse = format!("{}->{}", net.node_name(p.to), net.node_name(p.from));
-            ports.push(net.port_by_name(&reverse).expect("every cable has two directions"));
-        }
-        if let Some(until) = &f.until {
-            if until.value <= f.at.value {
-                return err(&format!("failures[{i}].until"), "must be later than `at`");
-            }
-        }
-        for p in ports {
-            port_events.push((f.at.value, p, false));
-            if let Some(until) = &f.until {
-                port_events.push((until.value, p, true));
-            }
-        }
-    }
+    // Failures and asymmetry act on the tree whose base RTT, BDP and queues were derived above.
+    let plans = failure::plan(s, &net)?;
+    failure::apply_rate_overrides(s, &mut net)?;
+    let observer = observer(s, &net)?;
 
     let mut sim = Simulation::new(net, flows, params);
-    for (at, port, up) in port_events {
-        sim.schedule_port_state(at, port, up);
+    sim.set_failures(plans, s.routing.convergence.value);
+    if let Some(obs) = observer {
+        sim.set_observer(obs);
     }
     Ok(sim)
+}
+
+/// The load balancer of each flow: `lb.kind`, except for the `lb.mix`
+/// shares, each a random `fraction` of the flows (rounded to the nearest
+/// flow) drawn from those not yet taken.
+fn lb_kinds(s: &Scenario, flows: usize) -> Result<Vec<LbKind>, ScenarioError> {
+    let mut kinds = vec![s.lb.kind; flows];
+    let mut free: Vec<usize> = (0..flows).collect();
+    let mut rng = Rng::new(s.seed, StreamTag::LbMix, 0);
+    rng.shuffle(&mut free);
+    for (i, share) in s.lb.mix.iter().enumerate() {
+        if !(0.0..=1.0).contains(&share.fraction) {
+            return err(
+                &format!("lb.mix[{i}].fraction"),
+                format!("must be between 0 and 1, got {}", share.fraction),
+            );
+        }
+        let n = (share.fraction * flows as f64).round() as usize;
+        if n > free.len() {
+            return err(
+                &format!("lb.mix[{i}].fraction"),
+                "the shares add up to more than every flow",
+            );
+        }
+        for f in free.drain(..n) {
+            kinds[f] = share.kind;
+        }
+    }
+    Ok(kinds)
+}
+
+/// The time-series recorder `[observe]` asks for, if any.
+fn observer(s: &Scenario, net: &crate::net::Network) -> Result<Option<Observer>, ScenarioError> {
+    let o = &s.observe;
+    let mut ports: Vec<PortId> = Vec::new();
+    for (i, name) in o.ports.iter().enumerate() {
+        if let Some(p) = net.port_by_name(name) {
+            ports.push(p);
+        } else if let Some(sw) = net.switches.iter().find(|sw| &sw.name == name) {
+            ports.extend(if sw.up.is_empty() { &sw.down } else { &sw.up });
+        } else {
+            return err(
+                &format!("observe.ports[{i}]"),
+                format!("no link or switch named \"{name}\" (like \"t0_0\" for a ToR's uplinks, or \"t0_0->t1_0\")"),
+            );
+        }
+    }
+    if o.bucket.value == SimTime::ZERO {
+        return err("observe.bucket", "must be positive");
+    }
+    if ports.is_empty() && !o.drops && !o.rtt {
+        return Ok(None);
+    }
+    Ok(Some(Observer::new(o.bucket.value, ports, o.drops, o.rtt)))
 }

@@ -19,8 +19,12 @@ pub enum Event {
     FlowStart { flow: u32 },
     /// A flow's retransmission timer (lazy: may fire early and re-arm).
     FlowTimer { flow: u32 },
-    /// A scheduled failure changes a port's state.
-    PortState { port: u32, up: bool },
+    /// A failure (index into the simulation's plans) begins or ends.
+    Failure { idx: u32, begin: bool },
+    /// Routing catches up with a port going down or coming back.
+    RouteUpdate { port: u32, down: bool },
+    /// Time-series sampling.
+    SampleTick,
 }
 
 /// A monotone radix heap over 128-bit keys (time << 64 | sequence). Every

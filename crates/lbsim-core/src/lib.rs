@@ -10,14 +10,16 @@
 pub mod build;
 pub mod cc;
 pub mod event;
+pub mod failure;
 pub mod lb;
 pub mod metrics;
 pub mod net;
+pub mod observe;
 pub mod packet;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
-pub mod theory;
+pub mod table;
 pub mod time;
 pub mod topo;
 pub mod transport;
@@ -34,6 +36,8 @@ pub struct RunOutput {
     pub scenario: Scenario,
     pub summary: Summary,
     pub flows: Vec<FlowRecord>,
+    /// Tables beyond the flows: time series (`ports`, `drops_series`, `rtt`) and `failures`.
+    pub tables: Vec<table::Table>,
     pub counters: Counters,
     /// Packets still in the network when the run stopped (0 when it drained).
     pub packets_in_network: usize,
@@ -60,6 +64,7 @@ pub fn run_with_progress(
         scenario: scenario.clone(),
         summary,
         flows,
+        tables: sim.extra_tables(),
         counters: sim.counters,
         packets_in_network: sim.packets_in_network(),
         stop_reason,
@@ -67,11 +72,22 @@ pub fn run_with_progress(
 }
 
 impl RunOutput {
-    /// Write `scenario.toml`, `summary.json` and `flows.csv` into `dir`.
+    /// Write `scenario.toml`, `summary.json`, `flows.csv` and one CSV per further table into `dir`.
     pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("scenario.toml"), self.scenario.to_toml())?;
         std::fs::write(dir.join("summary.json"), metrics::summary_json(&self.summary))?;
-        metrics::write_flows_csv(&dir.join("flows.csv"), &self.flows)
+        metrics::flow_table(&self.flows).write_csv(&dir.join("flows.csv"))?;
+        for t in &self.tables {
+            t.write_csv(&dir.join(format!("{}.csv", t.name)))?;
+        }
+        Ok(())
+    }
+
+    /// Every table of the run, the flow table first.
+    pub fn all_tables(&self) -> Vec<table::Table> {
+        let mut v = vec![metrics::flow_table(&self.flows)];
+        v.extend(self.tables.iter().cloned());
+        v
     }
 }

@@ -1,9 +1,8 @@
 //! What a run reports: counters, a per-flow table and a summary, written as
 //! `summary.json` and `flows.csv` (a table pandas and polars read directly).
 
+use crate::table::{Column, Table};
 use serde::Serialize;
-use std::io::Write;
-use std::path::Path;
 
 /// Network-wide packet counters. At the end of a run that drained,
 /// `packets_sent == delivered + drops_congestion + drops_failure` (every
@@ -22,6 +21,8 @@ pub struct Counters {
     pub timeouts: u64,
     pub ecn_marks: u64,
     pub events: u64,
+    /// Times routing changed its ECMP groups (convergence after failures).
+    pub route_updates: u64,
 }
 
 /// One message, as the results table has it. Times in microseconds.
@@ -31,6 +32,8 @@ pub struct FlowRecord {
     pub src: u32,
     pub dst: u32,
     pub size_bytes: u64,
+    /// The load balancer this flow used (`lb.kind`, or a `lb.mix` share's).
+    pub lb: &'static str,
     pub start_us: f64,
     /// When the receiver held every byte (NaN if unfinished).
     pub receiver_finish_us: f64,
@@ -123,44 +126,30 @@ pub fn fct_stats(flows: &[FlowRecord]) -> FctStats {
     }
 }
 
-fn fmt_f(v: f64) -> String {
-    if v.is_nan() {
-        String::new()
-    } else {
-        format!("{v}")
-    }
-}
-
-pub fn write_flows_csv(path: &Path, flows: &[FlowRecord]) -> std::io::Result<()> {
-    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(
-        w,
-        "id,src,dst,size_bytes,start_us,receiver_finish_us,sender_finish_us,fct_us,finished,retransmissions,timeouts,nacks,drops,explored_evs,recycled_evs,freeze_entries,frozen_us"
-    )?;
-    for r in flows {
-        writeln!(
-            w,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            r.id,
-            r.src,
-            r.dst,
-            r.size_bytes,
-            r.start_us,
-            fmt_f(r.receiver_finish_us),
-            fmt_f(r.sender_finish_us),
-            fmt_f(r.fct_us),
-            r.finished,
-            r.retransmissions,
-            r.timeouts,
-            r.nacks,
-            r.drops,
-            r.explored_evs,
-            r.recycled_evs,
-            r.freeze_entries,
-            r.frozen_us
-        )?;
-    }
-    w.flush()
+/// The flow table as columns (one row per message).
+pub fn flow_table(flows: &[FlowRecord]) -> Table {
+    let col = |f: &dyn Fn(&FlowRecord) -> u64| Column::U64(flows.iter().map(f).collect());
+    let colf = |f: &dyn Fn(&FlowRecord) -> f64| Column::F64(flows.iter().map(f).collect());
+    let colu = |f: &dyn Fn(&FlowRecord) -> u32| Column::U32(flows.iter().map(f).collect());
+    Table::new("flows")
+        .with("id", colu(&|r| r.id))
+        .with("src", colu(&|r| r.src))
+        .with("dst", colu(&|r| r.dst))
+        .with("size_bytes", col(&|r| r.size_bytes))
+        .with("lb", Column::Str(flows.iter().map(|r| r.lb.to_string()).collect()))
+        .with("start_us", colf(&|r| r.start_us))
+        .with("receiver_finish_us", colf(&|r| r.receiver_finish_us))
+        .with("sender_finish_us", colf(&|r| r.sender_finish_us))
+        .with("fct_us", colf(&|r| r.fct_us))
+        .with("finished", Column::Bool(flows.iter().map(|r| r.finished).collect()))
+        .with("retransmissions", col(&|r| r.retransmissions))
+        .with("timeouts", col(&|r| r.timeouts))
+        .with("nacks", col(&|r| r.nacks))
+        .with("drops", col(&|r| r.drops))
+        .with("explored_evs", col(&|r| r.explored_evs))
+        .with("recycled_evs", col(&|r| r.recycled_evs))
+        .with("freeze_entries", col(&|r| r.freeze_entries))
+        .with("frozen_us", colf(&|r| r.frozen_us))
 }
 
 /// `summary.json` text. JSON has no NaN: serde_json writes unknown

@@ -19,6 +19,12 @@ pub enum StreamTag {
     Flow = 3,
     SwitchSalt = 4,
     Failure = 5,
+    /// Random loss on a port (apart from its ECN draws).
+    PortFault = 6,
+    /// Random picks of `[[rate_overrides]]`.
+    Asymmetry = 7,
+    /// Which flows of a mixed workload use which load balancer.
+    LbMix = 8,
 }
 
 /// A small, fast PRNG (SplitMix64 sequence). 8 bytes of state, so every

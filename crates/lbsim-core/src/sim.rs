@@ -7,10 +7,13 @@
 //! ACK (or a NACK for a trimmed header) in the priority class.
 
 use crate::event::{Event, EventQueue};
+use crate::failure::{FailurePlan, Fault};
 use crate::lb::TimeoutInfo;
 use crate::metrics::{fct_stats, Counters, Drops, FlowRecord, Summary};
-use crate::net::{Network, Node, PortId};
+use crate::net::{routing, Network, Node, PortFault, PortId};
+use crate::observe::Observer;
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
+use crate::table::{Column, Table};
 use crate::time::SimTime;
 use crate::transport::Flow;
 
@@ -58,6 +61,11 @@ pub struct Simulation {
     now: SimTime,
     pub counters: Counters,
     flows_done: usize,
+    senders_done: usize,
+    failures: Vec<FailurePlan>,
+    /// Routing's lag behind a port going down or up; None: it never catches up.
+    convergence: Option<SimTime>,
+    observer: Option<Observer>,
     lost_scratch: Vec<u64>,
     wall_seconds: f64,
     stop_reason: Option<StopReason>,
@@ -78,15 +86,44 @@ impl Simulation {
             now: SimTime::ZERO,
             counters: Counters::default(),
             flows_done: 0,
+            senders_done: 0,
+            failures: Vec::new(),
+            convergence: None,
+            observer: None,
             lost_scratch: Vec::new(),
             wall_seconds: 0.0,
             stop_reason: None,
         }
     }
 
-    /// Schedule a port going down or coming back.
-    pub fn schedule_port_state(&mut self, at: SimTime, port: PortId, up: bool) {
-        self.events.push(at, Event::PortState { port, up });
+    /// Failures to play out, and routing's delay in following them.
+    pub fn set_failures(&mut self, plans: Vec<FailurePlan>, convergence: Option<SimTime>) {
+        for (i, p) in plans.iter().enumerate() {
+            self.events.push(
+                p.start,
+                Event::Failure {
+                    idx: i as u32,
+                    begin: true,
+                },
+            );
+        }
+        self.failures = plans;
+        self.convergence = convergence;
+    }
+
+    /// Record time series while running.
+    pub fn set_observer(&mut self, obs: Observer) {
+        if obs.ticks() {
+            self.events.push(self.now + obs.bucket, Event::SampleTick);
+        }
+        self.observer = Some(obs);
+    }
+
+    /// Every flow is done and nothing is in flight: what remains (failure
+    /// events, sample ticks, idle timers) cannot change the results.
+    #[inline]
+    fn idle(&self) -> bool {
+        self.senders_done == self.flows.len() && self.pool.live() == 0
     }
 
     pub fn now(&self) -> SimTime {
@@ -119,6 +156,9 @@ impl Simulation {
             self.now = t;
             self.counters.events += 1;
             self.dispatch(ev);
+            if self.idle() {
+                break StopReason::Drained;
+            }
             if self.counters.events >= next_report {
                 next_report = self.counters.events.saturating_add(every);
                 if !progress(self.progress()) {
@@ -127,6 +167,9 @@ impl Simulation {
             }
         };
         self.wall_seconds += t0.elapsed().as_secs_f64();
+        if let Some(obs) = &mut self.observer {
+            obs.tick(self.now, &mut self.net, &self.counters); // the last, partial bucket
+        }
         self.stop_reason = Some(reason);
         reason
     }
@@ -151,12 +194,95 @@ impl Simulation {
                 self.make_ready(flow);
             }
             Event::FlowTimer { flow } => self.on_flow_timer(flow),
-            Event::PortState { port, up } => {
-                self.net.ports[port as usize].up = up;
-                if up {
-                    self.kick(port);
+            Event::Failure { idx, begin } => self.on_failure(idx, begin),
+            Event::RouteUpdate { port, down } => self.on_route_update(port, down),
+            Event::SampleTick => {
+                if let Some(obs) = &mut self.observer {
+                    obs.tick(self.now, &mut self.net, &self.counters);
+                    self.events.push(self.now + obs.bucket, Event::SampleTick);
                 }
             }
+        }
+    }
+
+    // ---- failures and routing --------------------------------------------
+
+    fn on_failure(&mut self, idx: u32, begin: bool) {
+        let now = self.now;
+        let plan = &mut self.failures[idx as usize];
+        if begin {
+            if let Some(d) = plan.duration {
+                self.events.push(now + d, Event::Failure { idx, begin: false });
+            }
+            if let Some(every) = plan.every {
+                let again = match &mut plan.remaining {
+                    Some(r) => {
+                        *r -= 1;
+                        *r > 0
+                    }
+                    None => true,
+                };
+                if again {
+                    self.events.push(now + every, Event::Failure { idx, begin: true });
+                }
+            }
+        }
+        let fault = plan.fault;
+        for i in 0..self.failures[idx as usize].ports.len() {
+            let p = self.failures[idx as usize].ports[i];
+            self.apply_fault(p, fault, begin);
+        }
+    }
+
+    fn apply_fault(&mut self, p: PortId, fault: Fault, begin: bool) {
+        let port = &mut self.net.ports[p as usize];
+        match fault {
+            Fault::Down => {
+                if begin {
+                    port.down_count += 1;
+                } else {
+                    port.down_count -= 1;
+                }
+                let up = port.down_count == 0;
+                let back = up && !port.up;
+                port.up = up;
+                if back {
+                    self.kick(p);
+                }
+                if let Some(lag) = self.convergence {
+                    self.events
+                        .push(self.now + lag, Event::RouteUpdate { port: p, down: begin });
+                }
+            }
+            Fault::Degrade(rate) => {
+                let r = if begin { rate } else { port.base_rate };
+                port.set_rate(r);
+            }
+            Fault::Loss(x) => port.fault = if begin { PortFault::Loss(x) } else { PortFault::None },
+            Fault::DropNth(n) => {
+                port.fault = if begin {
+                    PortFault::DropNth { n, seen: 0 }
+                } else {
+                    PortFault::None
+                }
+            }
+        }
+    }
+
+    /// Routing catches up with one port: once its believed state flips,
+    /// every switch's ECMP groups are recomputed.
+    fn on_route_update(&mut self, port: PortId, down: bool) {
+        let p = &mut self.net.ports[port as usize];
+        let was_alive = p.routed_down == 0;
+        if down {
+            p.routed_down += 1;
+        } else {
+            p.routed_down -= 1;
+        }
+        if (p.routed_down == 0) != was_alive {
+            let alive: Vec<bool> = self.net.ports.iter().map(|p| p.routed_down == 0).collect();
+            routing::converge(&mut self.net, &alive);
+            self.counters.route_updates += 1;
         }
     }
 
@@ -179,6 +305,7 @@ impl Simulation {
                 port.prio.push_back((id, pkt.size));
                 self.counters.trims += 1;
             } else {
+                port.drops += 1;
                 self.drop_packet(id, false);
                 return;
             }
@@ -189,6 +316,7 @@ impl Simulation {
             }
             port.data_bytes += pkt.size as u64;
             port.max_queue_bytes = port.max_queue_bytes.max(port.data_bytes);
+            port.window_max_queue = port.window_max_queue.max(port.data_bytes);
             port.data.push_back((id, pkt.size));
         }
         self.kick(port_id);
@@ -288,7 +416,8 @@ impl Simulation {
         if let Some(&(next, _)) = port.wire.front() {
             self.events.push(next, Event::LinkDeliver { port: port_id });
         }
-        if !port.up {
+        // A dead link loses what is on it; a lossy one some of it. Silently: no trim, no NACK.
+        if !port.up || (port.fault != PortFault::None && port.fault_drops()) {
             self.drop_packet(id, true);
             return;
         }
@@ -419,6 +548,9 @@ impl Simulation {
             return;
         }
         f.record_rtt(now, now - ack.sent_at, rto);
+        if let Some(obs) = self.observer.as_mut().filter(|o| o.rtt) {
+            obs.rtt_sample(ack.flow, now, now - ack.sent_at);
+        }
         f.lb.on_ack(now, ack.ev, ack.ecn, &mut f.lb_stats);
         let out = f.on_ack(ack.seq);
         if out.newly_acked > 0 {
@@ -426,6 +558,7 @@ impl Simulation {
         }
         if out.all_acked {
             f.finish_sender(now);
+            self.senders_done += 1;
             return;
         }
         self.make_ready(ack.flow);
@@ -488,6 +621,7 @@ impl Simulation {
                     src: f.spec.src,
                     dst: f.spec.dst,
                     size_bytes: f.spec.size,
+                    lb: f.lb.name(),
                     start_us: f.spec.start.as_us_f64(),
                     receiver_finish_us: us(f.rx_finish),
                     sender_finish_us: us(f.tx_finish),
@@ -504,6 +638,46 @@ impl Simulation {
                 }
             })
             .collect()
+    }
+
+    /// The tables beyond the flow table: recorded time series, and the
+    /// failures as they were resolved (one row per target).
+    pub fn extra_tables(&self) -> Vec<Table> {
+        let mut out = self.observer.as_ref().map(|o| o.tables()).unwrap_or_default();
+        if !self.failures.is_empty() {
+            let mut entry = Vec::new();
+            let mut link = Vec::new();
+            let mut kind = Vec::new();
+            let (mut start, mut dur, mut every) = (Vec::new(), Vec::new(), Vec::new());
+            for f in &self.failures {
+                for &p in &f.ports {
+                    entry.push(f.entry as u32);
+                    link.push(self.net.ports[p as usize].name.clone());
+                    kind.push(
+                        match f.fault {
+                            Fault::Down => "down",
+                            Fault::Degrade(_) => "degrade",
+                            Fault::Loss(_) => "loss",
+                            Fault::DropNth(_) => "drop_nth",
+                        }
+                        .to_string(),
+                    );
+                    start.push(f.start.as_us_f64());
+                    dur.push(f.duration.map_or(f64::NAN, |d| d.as_us_f64()));
+                    every.push(f.every.map_or(f64::NAN, |d| d.as_us_f64()));
+                }
+            }
+            out.push(
+                Table::new("failures")
+                    .with("entry", Column::U32(entry))
+                    .with("link", Column::Str(link))
+                    .with("kind", Column::Str(kind))
+                    .with("start_us", Column::F64(start))
+                    .with("duration_us", Column::F64(dur))
+                    .with("every_us", Column::F64(every)),
+            );
+        }
+        out
     }
 
     pub fn summary(&self, records: &[FlowRecord]) -> Summary {

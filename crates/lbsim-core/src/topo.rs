@@ -71,8 +71,9 @@ impl Builder {
             };
         let name = format!("{}->{}", self.name(from), self.name(to));
         let rng = Rng::new(self.p.seed, StreamTag::Port, id as u64);
+        let fault_rng = Rng::new(self.p.seed, StreamTag::PortFault, id as u64);
         self.ports
-            .push(Port::new(name, from, to, rate, latency, self.p.queue, rng));
+            .push(Port::new(name, from, to, rate, latency, self.p.queue, rng, fault_rng));
         id
     }
 

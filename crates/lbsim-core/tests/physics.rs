@@ -4,28 +4,8 @@
 use lbsim_core::{run, RunOutput, Scenario};
 use std::path::Path;
 
-fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
-}
-
-/// Every packet a host created reached a host or was dropped, and nothing
-/// is left in the network once the run drained.
-fn assert_conservation(out: &RunOutput) {
-    let c = &out.counters;
-    assert_eq!(out.packets_in_network, 0, "packets left in the network");
-    assert_eq!(
-        c.packets_sent,
-        c.delivered + c.drops_congestion + c.drops_failure,
-        "conservation: {c:?}"
-    );
-    assert_eq!(c.packets_sent, c.data_sent + c.acks_sent + c.nacks_sent);
-}
-
-fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {
-    let out = run(s, dir).expect("scenario builds");
-    assert_conservation(&out);
-    out
-}
+mod common;
+use common::{assert_conservation, run_ok, scenario};
 
 /// Check 1: one flow on an idle 2-tier path: the first packet's latency
 /// over each hop plus the rest of the message at line rate. The first packet
@@ -182,7 +162,7 @@ fn failure_drops_stop_when_link_recovers() {
     let base = "preset = \"reps_artifact\"\n[topology]\nhosts = 32\n[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n";
     let healthy = run_ok(&scenario(base), None);
     assert_eq!(healthy.summary.drops.failure, 0);
-    let fail = "[[failures]]\nlink = \"t0_0->t1_1\"\ndirection = \"both\"\nat = \"5us\"\nuntil = \"15us\"\n";
+    let fail = "[[failures]]\nlink = \"t0_0->t1_1\"\ndirection = \"both\"\nat = \"5us\"\nduration = \"10us\"\n";
     let full = run_ok(&scenario(&format!("{base}{fail}")), None);
     let cut = run(&scenario(&format!("stop_at = \"15.001us\"\n{base}{fail}")), None).unwrap();
     assert!(full.summary.drops.failure > 0);

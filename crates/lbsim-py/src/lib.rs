@@ -7,9 +7,10 @@
 //! Python objects: JSON text for the summary and counters, and the flow table
 //! as one little-endian byte buffer per column (numpy reads them without a copy).
 
-use lbsim_core::{FlowRecord, Progress, Scenario, ScenarioError, StopReason};
+use lbsim_core::table::{Column, Table};
+use lbsim_core::{Progress, Scenario, ScenarioError, StopReason};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -66,82 +67,33 @@ fn validate<'py>(
     Ok((s.to_toml(), facts))
 }
 
-/// The flow table as columns: (name, numpy dtype string, little-endian bytes).
-///
-/// The destructuring below names every field of `FlowRecord` (no `..`), so a
-/// field added to the core fails to compile here until it gets a column.
-fn flow_columns(flows: &[FlowRecord]) -> Vec<(&'static str, &'static str, Vec<u8>)> {
-    let n = flows.len();
-    let mut cols: Vec<(&'static str, &'static str, Vec<u8>)> = [
-        ("id", "<u4"),
-        ("src", "<u4"),
-        ("dst", "<u4"),
-        ("size_bytes", "<u8"),
-        ("start_us", "<f8"),
-        ("receiver_finish_us", "<f8"),
-        ("sender_finish_us", "<f8"),
-        ("fct_us", "<f8"),
-        ("finished", "|b1"),
-        ("retransmissions", "<u8"),
-        ("timeouts", "<u8"),
-        ("nacks", "<u8"),
-        ("drops", "<u8"),
-        ("explored_evs", "<u8"),
-        ("recycled_evs", "<u8"),
-        ("freeze_entries", "<u8"),
-        ("frozen_us", "<f8"),
-    ]
-    .into_iter()
-    .map(|(name, dtype)| {
-        let width = match dtype {
-            "|b1" => 1,
-            "<u4" => 4,
-            _ => 8,
-        };
-        (name, dtype, Vec::with_capacity(n * width))
-    })
-    .collect();
-    for r in flows {
-        let FlowRecord {
-            id,
-            src,
-            dst,
-            size_bytes,
-            start_us,
-            receiver_finish_us,
-            sender_finish_us,
-            fct_us,
-            finished,
-            retransmissions,
-            timeouts,
-            nacks,
-            drops,
-            explored_evs,
-            recycled_evs,
-            freeze_entries,
-            frozen_us,
-        } = r;
-        let mut c = cols.iter_mut().map(|(_, _, buf)| buf);
-        let mut put = |bytes: &[u8]| c.next().expect("column").extend_from_slice(bytes);
-        put(&id.to_le_bytes());
-        put(&src.to_le_bytes());
-        put(&dst.to_le_bytes());
-        put(&size_bytes.to_le_bytes());
-        put(&start_us.to_le_bytes());
-        put(&receiver_finish_us.to_le_bytes());
-        put(&sender_finish_us.to_le_bytes());
-        put(&fct_us.to_le_bytes());
-        put(&[*finished as u8]);
-        put(&retransmissions.to_le_bytes());
-        put(&timeouts.to_le_bytes());
-        put(&nacks.to_le_bytes());
-        put(&drops.to_le_bytes());
-        put(&explored_evs.to_le_bytes());
-        put(&recycled_evs.to_le_bytes());
-        put(&freeze_entries.to_le_bytes());
-        put(&frozen_us.to_le_bytes());
+/// A table as a list of `(column, numpy dtype, data)`: little-endian bytes
+/// for numbers (numpy reads them without a copy), a list of str for text
+/// (dtype "str").
+fn table_columns<'py>(py: Python<'py>, t: &Table) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+        v.iter().flat_map(|&x| f(x)).collect()
     }
-    cols
+    t.columns
+        .iter()
+        .map(|(name, col)| {
+            let (dtype, data): (&str, Bound<'py, PyAny>) = match col {
+                Column::Bool(v) => ("|b1", PyBytes::new(py, &le(v, |b| [b as u8])).into_any()),
+                Column::U32(v) => ("<u4", PyBytes::new(py, &le(v, u32::to_le_bytes)).into_any()),
+                Column::U64(v) => ("<u8", PyBytes::new(py, &le(v, u64::to_le_bytes)).into_any()),
+                Column::F64(v) => ("<f8", PyBytes::new(py, &le(v, f64::to_le_bytes)).into_any()),
+                Column::Str(v) => ("str", PyList::new(py, v)?.into_any()),
+            };
+            PyTuple::new(
+                py,
+                [
+                    name.into_pyobject(py)?.into_any(),
+                    dtype.into_pyobject(py)?.into_any(),
+                    data,
+                ],
+            )
+        })
+        .collect()
 }
 
 fn stop_reason_name(r: StopReason) -> &'static str {
@@ -162,7 +114,8 @@ fn stop_reason_name(r: StopReason) -> &'static str {
 ///
 /// Returns a dict: scenario_toml, summary_json, counters_json,
 /// packets_in_network, stop_reason ("drained", "horizon" or "cancelled") and
-/// flows, a list of (column, numpy dtype, bytes).
+/// tables: {name: [(column, numpy dtype, data)]}, "flows" always, time series
+/// and "failures" when the scenario has them.
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new(), base_dir = None, progress = None, every = 1 << 16, interval = 0.1))]
 fn run<'py>(
@@ -227,20 +180,11 @@ fn run<'py>(
     )?;
     d.set_item("packets_in_network", out.packets_in_network)?;
     d.set_item("stop_reason", stop_reason_name(out.stop_reason))?;
-    let cols = flow_columns(&out.flows)
-        .into_iter()
-        .map(|(name, dtype, bytes)| {
-            PyTuple::new(
-                py,
-                [
-                    name.into_pyobject(py)?.into_any(),
-                    dtype.into_pyobject(py)?.into_any(),
-                    PyBytes::new(py, &bytes).into_any(),
-                ],
-            )
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    d.set_item("flows", cols)?;
+    let tables = PyDict::new(py);
+    for t in out.all_tables() {
+        tables.set_item(t.name, table_columns(py, &t)?)?;
+    }
+    d.set_item("tables", tables)?;
     Ok(d)
 }
 

@@ -55,6 +55,15 @@ macro_rules! dispatch {
 }
 
 impl Lb {
+    /// The scenario name of this balancer (`lb.kind`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Lb::Ecmp(_) => "ecmp",
+            Lb::Ops(_) => "ops",
+            Lb::Reps(_) => "reps",
+        }
+    }
+
     #[inline]
     pub fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
         dispatch!(self, b => b.next_ev(now, rng, stats))

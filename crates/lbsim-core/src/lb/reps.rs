@@ -30,6 +30,8 @@ pub struct RepsConfig {
     pub freezing_timeout: SimTime,
     /// Packets explored after leaving freezing mode (NUM_PKTS_BDP).
     pub explore_after_freeze: u32,
+    /// Enter freezing mode at this time whatever happens (App. A, Fig. 15).
+    pub force_freeze_at: Option<SimTime>,
 }
 
 #[derive(Clone, Debug)]
@@ -44,6 +46,8 @@ pub struct Reps {
     frozen: bool,
     exit_at: SimTime,
     frozen_since: SimTime,
+    /// The forced entry (if configured) has happened.
+    forced: bool,
 }
 
 impl Reps {
@@ -60,6 +64,7 @@ impl Reps {
             frozen: false,
             exit_at: SimTime::ZERO,
             frozen_since: SimTime::ZERO,
+            forced: false,
         }
     }
 
@@ -101,6 +106,14 @@ impl Reps {
         self.cached[offset]
     }
 
+    /// Alg. 1 lines 22-24: start cycling over the cached EVs until the freezing timeout.
+    fn enter_freezing(&mut self, now: SimTime, stats: &mut LbStats) {
+        self.frozen = true;
+        self.exit_at = now + self.cfg.freezing_timeout;
+        self.frozen_since = now;
+        stats.freeze_entries += 1;
+    }
+
     /// Time spent frozen so far, counting an open interval up to `now`.
     pub fn frozen_time(&self, now: SimTime, stats: &LbStats) -> u64 {
         stats.frozen_ps + if self.frozen { (now - self.frozen_since).ps() } else { 0 }
@@ -109,7 +122,16 @@ impl Reps {
 
 impl LoadBalancer for Reps {
     /// Alg. 2 ONSEND.
-    fn next_ev(&mut self, _now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+    fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        // Forced freezing (App. A): at the first send from the set time on
+        // with something cached, as if a failure had been detected then.
+        if !self.forced && self.cfg.force_freeze_at.is_some_and(|t| now >= t) && !self.is_empty() {
+            self.forced = true;
+            if !self.frozen {
+                self.explore_counter = 0;
+                self.enter_freezing(now, stats);
+            }
+        }
         if self.is_empty() || (self.num_valid == 0 && !self.frozen) || self.explore_counter > 0 {
             self.explore_counter = self.explore_counter.saturating_sub(1);
             stats.explored += 1;
@@ -143,10 +165,7 @@ impl LoadBalancer for Reps {
     /// the sender judged to look like a failure (App. A).
     fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
         if self.cfg.freezing && info.looks_like_failure && !self.frozen && self.explore_counter == 0 {
-            self.frozen = true; // lines 22-24
-            self.exit_at = now + self.cfg.freezing_timeout;
-            self.frozen_since = now;
-            stats.freeze_entries += 1;
+            self.enter_freezing(now, stats);
         }
     }
 }
@@ -163,6 +182,7 @@ mod tests {
             freezing: true,
             freezing_timeout: SimTime::from_us(100),
             explore_after_freeze: 3,
+            force_freeze_at: None,
         })
     }
 

@@ -2,9 +2,10 @@
 //! rule, and host NICs. Everything lives in arenas indexed by small ids.
 
 pub mod port;
+pub mod routing;
 pub mod switch;
 
-pub use port::{Node, Port, PortId, QueueParams};
+pub use port::{Node, Port, PortFault, PortId, QueueParams};
 pub use switch::{Switch, SwitchRole, UplinkPolicy};
 
 use crate::packet::Packet;

@@ -36,6 +36,19 @@ pub struct QueueParams {
     pub header_bytes: u32,
 }
 
+/// Packet loss on a working link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PortFault {
+    None,
+    /// Each packet is lost with this probability.
+    Loss(f64),
+    /// Every nth packet is lost; `seen` counts packets since the fault began.
+    DropNth {
+        n: u32,
+        seen: u32,
+    },
+}
+
 pub struct Port {
     pub name: String,
     pub from: Node,
@@ -45,6 +58,13 @@ pub struct Port {
     pub latency: SimTime,
     /// False while a failure holds the link down: what is sent onto it vanishes.
     pub up: bool,
+    /// Failures holding the link down now, and as routing believes (it lags by the convergence delay).
+    pub(crate) down_count: u32,
+    pub(crate) routed_down: u32,
+    /// The rate without any `degrade` failure (after static overrides).
+    pub base_rate: Rate,
+    /// Loss on a link that is up (random or every nth packet).
+    pub(crate) fault: PortFault,
     pub params: QueueParams,
     /// Waiting packets with their wire size.
     pub(crate) prio: VecDeque<(PacketId, u32)>,
@@ -61,11 +81,16 @@ pub struct Port {
     /// Packets on the wire with their arrival time at the far end.
     pub(crate) wire: VecDeque<(SimTime, PacketId)>,
     pub(crate) rng: Rng,
+    /// Draws for random loss, apart from the ECN draws so turning loss on does not reshuffle marking.
+    pub(crate) fault_rng: Rng,
     /// Bytes and packets this port has put on the wire.
     pub tx_bytes: u64,
     pub tx_packets: u64,
-    /// Largest data-class occupancy seen, in bytes.
+    /// Data packets its full queue dropped (congestion).
+    pub drops: u64,
+    /// Largest data-class occupancy seen, in bytes: over the run, and since the last sample.
     pub max_queue_bytes: u64,
+    pub(crate) window_max_queue: u64,
 }
 
 impl Port {
@@ -77,6 +102,7 @@ impl Port {
         latency: SimTime,
         params: QueueParams,
         rng: Rng,
+        fault_rng: Rng,
     ) -> Self {
         Port {
             name,
@@ -85,18 +111,51 @@ impl Port {
             rate,
             latency,
             up: true,
+            down_count: 0,
+            routed_down: 0,
+            base_rate: rate,
+            fault: PortFault::None,
             params,
             prio: VecDeque::new(),
             data: VecDeque::new(),
             data_bytes: 0,
             busy_until: SimTime::ZERO,
             tx_event_at: None,
-            ps_per_byte: (8_000_000_000_000u64 % rate.bps() == 0).then(|| 8_000_000_000_000u64 / rate.bps()),
+            ps_per_byte: Self::ps_per_byte(rate),
             wire: VecDeque::new(),
             rng,
+            fault_rng,
             tx_bytes: 0,
             tx_packets: 0,
+            drops: 0,
             max_queue_bytes: 0,
+            window_max_queue: 0,
+        }
+    }
+
+    /// Change the line rate (for packets serialized from now on).
+    pub fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+        self.ps_per_byte = Self::ps_per_byte(rate);
+    }
+
+    fn ps_per_byte(rate: Rate) -> Option<u64> {
+        (8_000_000_000_000u64 % rate.bps() == 0).then(|| 8_000_000_000_000u64 / rate.bps())
+    }
+
+    /// Whether a packet arriving over this working link is lost to its fault.
+    #[inline]
+    pub(crate) fn fault_drops(&mut self) -> bool {
+        match &mut self.fault {
+            PortFault::None => false,
+            PortFault::Loss(p) => {
+                let p = *p;
+                self.fault_rng.unit() < p
+            }
+            PortFault::DropNth { n, seen } => {
+                *seen += 1;
+                *seen % *n == 0
+            }
         }
     }
 
@@ -145,6 +204,7 @@ mod tests {
             SimTime(0),
             params,
             Rng::new(1, StreamTag::Port, 0),
+            Rng::new(1, StreamTag::PortFault, 0),
         )
     }
 

@@ -4,11 +4,13 @@
 //! default in code; the merged result is what a run writes as its resolved
 //! scenario.
 
+pub mod failures;
 pub mod units;
 
+pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-pub use units::{Amount, AmountValue, AutoTime, RateSpec, Time};
+pub use units::{Amount, AmountValue, AutoTime, NeverTime, RateSpec, Time};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,8 +57,14 @@ pub struct Scenario {
     pub cc: Cc,
     pub lb: Lb,
     pub workload: Workload,
+    pub routing: Routing,
+    pub observe: Observe,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<Failure>,
+    /// Static asymmetry: links that run at another rate from the start (the
+    /// same target keys as a failure, plus `rate`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_overrides: Vec<Failure>,
 }
 
 fn default_preset() -> String {
@@ -146,6 +154,17 @@ pub struct Lb {
     pub kind: LbKind,
     pub entropy_space: u32,
     pub reps: RepsParams,
+    /// Mixed traffic: a fraction of the flows, drawn at random, use another
+    /// load balancer (REPS Fig. 5: 10 % ECMP); the rest use `kind`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<LbShare>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LbShare {
+    pub kind: LbKind,
+    pub fraction: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -156,6 +175,10 @@ pub struct RepsParams {
     pub freezing_timeout: Time,
     pub freeze_rtt_factor: f64,
     pub explore_after_freeze: Amount,
+    /// Force every REPS flow into freezing mode at this time, failure or not
+    /// (REPS App. A, Fig. 15: 150 us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_freeze_at: Option<Time>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,30 +211,19 @@ pub struct Workload {
     pub file: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// Only the named direction (`a->b`).
-    Forward,
-    /// Both directions of the cable.
-    Both,
-}
-
+/// Time series and samples a run records (all off by default).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Failure {
-    /// Directed link name, for example "t0_0->t1_3".
-    pub link: String,
-    #[serde(default = "default_direction")]
-    pub direction: Direction,
-    pub at: Time,
-    /// When the link comes back; absent = down for the rest of the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<Time>,
-}
-
-fn default_direction() -> Direction {
-    Direction::Forward
+pub struct Observe {
+    /// Ports whose bytes sent and queue depth are sampled every bucket: a
+    /// link name, or a switch name for its uplinks (a top-tier switch: its downlinks).
+    pub ports: Vec<String>,
+    /// Sampling interval (REPS Fig. 1: 20 us).
+    pub bucket: Time,
+    /// Packets dropped per cause per bucket.
+    pub drops: bool,
+    /// One RTT sample per ACK, per flow.
+    pub rtt: bool,
 }
 
 const PRESET_PAPER: &str = include_str!("../../presets/reps_paper.toml");

@@ -227,3 +227,25 @@ pub fn parse_auto_time(s: &str) -> Result<Option<SimTime>, String> {
 }
 
 text_quantity!(AutoTime, parse_auto_time, "a time such as \"70us\" or \"auto\"", false);
+
+/// A time that may also be "never"; `None` is never.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NeverTime {
+    pub text: String,
+    pub value: Option<SimTime>,
+}
+
+pub fn parse_never_time(s: &str) -> Result<Option<SimTime>, String> {
+    if s.trim() == "never" {
+        Ok(None)
+    } else {
+        parse_time(s).map(Some).map_err(|e| format!("{e}, or \"never\""))
+    }
+}
+
+text_quantity!(
+    NeverTime,
+    parse_never_time,
+    "a time such as \"10ms\" or \"never\"",
+    false
+);

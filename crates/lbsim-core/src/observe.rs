@@ -1,0 +1,145 @@
+//! Time series a run can record (all off by default, `[observe]`): bytes
+//! sent and queue depth of chosen ports per bucket (REPS Figs. 1, 3, 6, 19
+//! use 20 us buckets), drops by cause per bucket, and one RTT sample per ACK.
+//!
+//! Sampling costs one event per bucket, not one per packet; RTT samples cost
+//! a push per ACK, only when asked for.
+
+use crate::metrics::Counters;
+use crate::net::{Network, PortId};
+use crate::table::{Column, Table};
+use crate::time::SimTime;
+
+pub struct Observer {
+    pub bucket: SimTime,
+    ports: Vec<PortId>,
+    drops: bool,
+    pub rtt: bool,
+    /// Bytes each sampled port had sent at the last tick.
+    last_tx: Vec<u64>,
+    last_drops: [u64; 3],
+    last_tick: SimTime,
+    // Port series rows.
+    p_time: Vec<f64>,
+    p_port: Vec<String>,
+    p_bytes: Vec<u64>,
+    p_gbps: Vec<f64>,
+    p_rate_gbps: Vec<f64>,
+    p_queue: Vec<u64>,
+    p_queue_max: Vec<u64>,
+    p_up: Vec<bool>,
+    // Drop series rows.
+    d_time: Vec<f64>,
+    d_counts: [Vec<u64>; 3],
+    // RTT samples.
+    r_flow: Vec<u32>,
+    r_time: Vec<f64>,
+    r_rtt: Vec<f64>,
+}
+
+impl Observer {
+    pub fn new(bucket: SimTime, ports: Vec<PortId>, drops: bool, rtt: bool) -> Self {
+        Observer {
+            bucket,
+            last_tx: vec![0; ports.len()],
+            ports,
+            drops,
+            rtt,
+            last_drops: [0; 3],
+            last_tick: SimTime::ZERO,
+            p_time: Vec::new(),
+            p_port: Vec::new(),
+            p_bytes: Vec::new(),
+            p_gbps: Vec::new(),
+            p_rate_gbps: Vec::new(),
+            p_queue: Vec::new(),
+            p_queue_max: Vec::new(),
+            p_up: Vec::new(),
+            d_time: Vec::new(),
+            d_counts: [Vec::new(), Vec::new(), Vec::new()],
+            r_flow: Vec::new(),
+            r_time: Vec::new(),
+            r_rtt: Vec::new(),
+        }
+    }
+
+    /// Whether anything is sampled per bucket (then the run schedules ticks).
+    pub fn ticks(&self) -> bool {
+        !self.ports.is_empty() || self.drops
+    }
+
+    /// Close the bucket ending `now`: one row per sampled port, one drop row.
+    pub fn tick(&mut self, now: SimTime, net: &mut Network, c: &Counters) {
+        let span = now - self.last_tick;
+        if span == SimTime::ZERO {
+            return;
+        }
+        let t = now.as_us_f64();
+        for (i, &p) in self.ports.iter().enumerate() {
+            let port = &mut net.ports[p as usize];
+            let bytes = port.tx_bytes - self.last_tx[i];
+            self.last_tx[i] = port.tx_bytes;
+            self.p_time.push(t);
+            self.p_port.push(port.name.clone());
+            self.p_bytes.push(bytes);
+            self.p_gbps.push(bytes as f64 * 8.0 / span.ps() as f64 * 1e3);
+            self.p_rate_gbps.push(port.rate.bps() as f64 / 1e9);
+            self.p_queue.push(port.data_bytes);
+            self.p_queue_max.push(port.window_max_queue.max(port.data_bytes));
+            self.p_up.push(port.up);
+            port.window_max_queue = port.data_bytes;
+        }
+        if self.drops {
+            let now_drops = [c.drops_congestion, c.drops_failure, c.trims];
+            self.d_time.push(t);
+            for k in 0..3 {
+                self.d_counts[k].push(now_drops[k] - self.last_drops[k]);
+            }
+            self.last_drops = now_drops;
+        }
+        self.last_tick = now;
+    }
+
+    #[inline]
+    pub fn rtt_sample(&mut self, flow: u32, now: SimTime, rtt: SimTime) {
+        self.r_flow.push(flow);
+        self.r_time.push(now.as_us_f64());
+        self.r_rtt.push(rtt.as_us_f64());
+    }
+
+    /// The recorded tables (only those asked for).
+    pub fn tables(&self) -> Vec<Table> {
+        let mut out = Vec::new();
+        if !self.ports.is_empty() {
+            out.push(
+                Table::new("ports")
+                    .with("time_us", Column::F64(self.p_time.clone()))
+                    .with("port", Column::Str(self.p_port.clone()))
+                    .with("tx_bytes", Column::U64(self.p_bytes.clone()))
+                    .with("gbps", Column::F64(self.p_gbps.clone()))
+                    .with("rate_gbps", Column::F64(self.p_rate_gbps.clone()))
+                    .with("queue_bytes", Column::U64(self.p_queue.clone()))
+                    .with("queue_max_bytes", Column::U64(self.p_queue_max.clone()))
+                    .with("up", Column::Bool(self.p_up.clone())),
+            );
+        }
+        if self.drops {
+            out.push(
+                Table::new("drops_series")
+                    .with("time_us", Column::F64(self.d_time.clone()))
+                    .with("congestion", Column::U64(self.d_counts[0].clone()))
+                    .with("failure", Column::U64(self.d_counts[1].clone()))
+                    .with("trimmed", Column::U64(self.d_counts[2].clone())),
+            );
+        }
+        if self.rtt {
+            out.push(
+                Table::new("rtt")
+                    .with("flow", Column::U32(self.r_flow.clone()))
+                    .with("time_us", Column::F64(self.r_time.clone()))
+                    .with("rtt_us", Column::F64(self.r_rtt.clone())),
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,28 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)] // each test file uses its own subset
+
+use lbsim_core::{run, RunOutput, Scenario};
+use std::path::Path;
+
+pub fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
+}
+
+/// Every packet a host created reached a host or was dropped, and nothing
+/// is left in the network once the run drained.
+pub fn assert_conservation(out: &RunOutput) {
+    let c = &out.counters;
+    assert_eq!(out.packets_in_network, 0, "packets left in the network");
+    assert_eq!(
+        c.packets_sent,
+        c.delivered + c.drops_congestion + c.drops_failure,
+        "conservation: {c:?}"
+    );
+    assert_eq!(c.packets_sent, c.data_sent + c.acks_sent + c.nacks_sent);
+}
+
+pub fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {
+    let out = run(s, dir).expect("scenario builds");
+    assert_conservation(&out);
+    out
+}
