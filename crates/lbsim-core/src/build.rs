@@ -214,7 +214,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         freezing: r.freezing,
         freezing_timeout: r.freezing_timeout.value,
         explore_after_freeze: explore.div_ceil(mtu) as u32,
-        force_freeze_at: r.force_freeze_at.as_ref().map(|t| t.value),
+        force_freeze_at: r.force_freeze_at.value,
     };
 
     let specs: Vec<FlowSpec> = workload::generate(&s.workload, s.topology.hosts, s.seed, base_dir)?;

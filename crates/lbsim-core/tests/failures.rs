@@ -308,3 +308,40 @@ fn bad_failures_name_the_key() {
         assert_eq!(e.key, key, "{extra}: {e}");
     }
 }
+
+/// A scenario shipped under scenarios/reps/, with overrides.
+fn shipped(file: &str, overrides: &[(&str, &str)]) -> Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/reps")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    Scenario::from_toml_with(&text, &o).unwrap()
+}
+
+/// REPS Fig. 6: two short uplink failures. The paper: REPS > 35 % faster
+/// than OPS and 2.5x fewer drops. (The issue asked for 5x fewer drops; the
+/// loss in the first RTT after each failure, before recycling has flushed
+/// the dead EVs, bounds the ratio near 3-5x here: see docs/reproductions.)
+#[test]
+fn fig06_reps_loses_fewer_packets_and_finishes_sooner() {
+    let ops = run_ok(&shipped("fig06_two_uplink_failures.toml", &[("lb.kind", "ops")]), None);
+    let reps = run_ok(&shipped("fig06_two_uplink_failures.toml", &[]), None);
+    let (o, r) = (ops.summary.drops.failure, reps.summary.drops.failure);
+    assert!(r * 3 <= o, "REPS {r} vs OPS {o} failure drops");
+    assert!(reps.summary.max_fct_us < 0.65 * ops.summary.max_fct_us);
+    assert!(reps.flows.iter().any(|f| f.freeze_entries > 0), "REPS froze");
+}
+
+/// REPS App. A, Fig. 15: forcing freezing mode with no failure costs little
+/// (the paper: 1 % on a 16 MiB tornado).
+#[test]
+fn forced_freezing_without_failures_costs_under_5_percent() {
+    let file = "fig15_forced_freezing.toml";
+    let forced = run_ok(&shipped(file, &[]), None);
+    let normal = run_ok(&shipped(file, &[("lb.reps.force_freeze_at", "never")]), None);
+    assert!(forced.flows.iter().all(|f| f.freeze_entries == 1 && f.frozen_us > 0.0));
+    assert!(normal.flows.iter().all(|f| f.freeze_entries == 0));
+    let ratio = forced.summary.max_fct_us / normal.summary.max_fct_us;
+    assert!((ratio - 1.0).abs() < 0.05, "forced/normal completion {ratio}");
+}

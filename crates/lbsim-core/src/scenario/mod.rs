@@ -176,9 +176,8 @@ pub struct RepsParams {
     pub freeze_rtt_factor: f64,
     pub explore_after_freeze: Amount,
     /// Force every REPS flow into freezing mode at this time, failure or not
-    /// (REPS App. A, Fig. 15: 150 us).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force_freeze_at: Option<Time>,
+    /// (REPS App. A, Fig. 15: 150 us); "never" = only on failures.
+    pub force_freeze_at: NeverTime,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
