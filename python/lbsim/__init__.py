@@ -12,7 +12,7 @@ files and plots.
 
 from __future__ import annotations
 
-from . import _core
+from . import _core, theory
 from .errors import LbsimError, ScenarioError
 from .results import Result, load
 from .runner import run
@@ -32,4 +32,5 @@ __all__ = [
     "load_sweep",
     "run",
     "sweep",
+    "theory",
 ]

@@ -21,3 +21,31 @@ def run(
     interval: float = 0.1,
 ) -> dict[str, Any]: ...
 def preset_names() -> list[str]: ...
+
+# Balls-into-bins models of REPS §5 and App. B-D (lbsim.theory). Bad
+# arguments raise ValueError("param: message").
+def theory_defaults(n: int) -> tuple[int, int]: ...
+def theory_phase_two_start(n: int) -> list[int]: ...
+def theory_ops(n: int, lam: float, steps: int, seed: int, record_loads: bool = False) -> dict[str, Any]: ...
+def theory_recycled(
+    n: int,
+    tau: int,
+    b: int,
+    steps: int,
+    seed: int,
+    ack_every: int = 1,
+    schedule: str = "immediate",
+    initial_loads: list[int] | None = None,
+    record_loads: bool = False,
+) -> dict[str, Any]: ...
+def theory_recycled_summaries(
+    n: int,
+    tau: int,
+    b: int,
+    steps: int,
+    seeds: list[int],
+    ack_every: int = 1,
+    schedule: str = "immediate",
+    initial_loads: list[int] | None = None,
+) -> list[dict[str, Any]]: ...
+def theory_evs(uplinks: int, flows: int, evs: int, seeds: list[int]) -> list[tuple[int, int, float, float]]: ...

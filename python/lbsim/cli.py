@@ -6,6 +6,7 @@
     lbsim plot DIR... [--out DIR] [--baseline LB|ideal] [--by KEY]
     lbsim validate FILE [--set key=value]...
     lbsim demo [--out DIR] [--quiet]
+    lbsim theory ops|recycled|coalescing|evs [options] [--out DIR]   (see lbsim.theory_cli)
 
 User errors (a bad scenario key, a missing file) print one message and exit
 with status 2; an interrupted command exits with 130.
@@ -114,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("demo", help="ECMP vs OPS vs REPS on a 128-host 400G fat tree")
     sp.add_argument("--out", type=Path, default=Path("results/demo"))
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    from .theory_cli import add_parser as add_theory_parser
+
+    add_theory_parser(sub)
     return p
 
 
@@ -231,6 +236,12 @@ def _cmd_demo(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_theory(a: argparse.Namespace) -> int:
+    from .theory_cli import run as run_theory
+
+    return run_theory(a)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     from .errors import ScenarioError
@@ -242,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plot": _cmd_plot,
         "validate": _cmd_validate,
         "demo": _cmd_demo,
+        "theory": _cmd_theory,
     }
     try:
         return commands[args.command](args)

@@ -20,6 +20,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod table;
+pub mod theory;
 pub mod time;
 pub mod topo;
 pub mod transport;

@@ -194,6 +194,229 @@ fn preset_names() -> Vec<&'static str> {
     lbsim_core::scenario::preset_names().to_vec()
 }
 
+/// The balls-into-bins models of REPS §5 and App. B–D (`lbsim.theory`):
+/// argument checks name the parameter (ValueError "param: message"), the
+/// models run with the GIL released, per-step series come back as
+/// little-endian byte buffers.
+mod theory_bindings {
+    use lbsim_core::theory::{self, evs, ops, recycled, TheoryError};
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::types::{PyBytes, PyDict};
+
+    fn value_error(e: TheoryError) -> PyErr {
+        PyValueError::new_err(e.to_string())
+    }
+
+    fn non_negative(param: &'static str, v: i64) -> PyResult<u64> {
+        u64::try_from(v).map_err(|_| PyValueError::new_err(format!("{param}: must be at least 0, got {v}")))
+    }
+
+    fn count<T: TryFrom<i64>>(param: &'static str, v: i64) -> PyResult<T> {
+        T::try_from(v)
+            .map_err(|_| PyValueError::new_err(format!("{param}: must be a non-negative integer in range, got {v}")))
+    }
+
+    fn le_bytes<'py, T: Copy, const W: usize>(py: Python<'py>, v: &[T], f: fn(T) -> [u8; W]) -> Bound<'py, PyBytes> {
+        let mut out = Vec::with_capacity(v.len() * W);
+        for &x in v {
+            out.extend_from_slice(&f(x));
+        }
+        PyBytes::new(py, &out)
+    }
+
+    fn series_dict<'py>(py: Python<'py>, s: &theory::Series) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("max_load", le_bytes(py, &s.max_load, u32::to_le_bytes))?;
+        d.set_item("balls", le_bytes(py, &s.balls, u64::to_le_bytes))?;
+        d.set_item("loads", s.loads.as_ref().map(|l| le_bytes(py, l, u32::to_le_bytes)))?;
+        Ok(d)
+    }
+
+    /// Theorem 5.1's τ = ⌈4 ln n⌉ and b = ⌈2.4 ln n⌉ (each at least 1).
+    #[pyfunction]
+    fn theory_defaults(n: i64) -> PyResult<(u32, u32)> {
+        let n: usize = count("n", n)?;
+        Ok((theory::theorem_tau(n), theory::theorem_b(n)))
+    }
+
+    /// App. C's worst phase-2 start: one ball per bin plus ⌊2n ln n⌋ in bin 0.
+    #[pyfunction]
+    fn theory_phase_two_start(n: i64) -> PyResult<Vec<u32>> {
+        let n: usize = count("n", n)?;
+        theory::check_bins("n", n).map_err(value_error)?;
+        Ok(recycled::phase_two_start(n))
+    }
+
+    /// Batched balls-into-bins (OPS). Returns max_load (<u4), balls (<u8)
+    /// and loads (<u4, steps × n, or None).
+    #[pyfunction]
+    #[pyo3(signature = (n, lam, steps, seed, record_loads = false))]
+    fn theory_ops<'py>(
+        py: Python<'py>,
+        n: i64,
+        lam: f64,
+        steps: i64,
+        seed: i64,
+        record_loads: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let p = ops::OpsParams {
+            n: count("n", n)?,
+            lam,
+            steps: count("steps", steps)?,
+            record_loads,
+        };
+        let seed = non_negative("seed", seed)?;
+        let s = py.allow_threads(|| ops::run(&p, seed)).map_err(value_error)?;
+        series_dict(py, &s)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn recycled_params(
+        n: i64,
+        tau: i64,
+        b: i64,
+        steps: i64,
+        ack_every: i64,
+        schedule: &str,
+        initial_loads: Option<Vec<i64>>,
+        record_loads: bool,
+    ) -> PyResult<recycled::RecycledParams> {
+        let initial_loads = match initial_loads {
+            None => None,
+            Some(v) => Some(
+                v.into_iter()
+                    .map(|l| count::<u32>("initial_loads", l))
+                    .collect::<PyResult<Vec<u32>>>()?,
+            ),
+        };
+        Ok(recycled::RecycledParams {
+            n: count("n", n)?,
+            tau: count("tau", tau)?,
+            b: count("b", b)?,
+            ack_every: count("ack_every", ack_every)?,
+            schedule: recycled::Schedule::parse(schedule).map_err(value_error)?,
+            steps: count("steps", steps)?,
+            record_loads,
+            initial_loads,
+        })
+    }
+
+    fn summary_items(d: &Bound<'_, PyDict>, s: &recycled::RecycledSummary) -> PyResult<()> {
+        d.set_item("converged_step", s.converged_step)?;
+        d.set_item("last_over_tau", s.last_over_tau)?;
+        d.set_item("peak_load", s.peak_load)?;
+        d.set_item("final_balls", s.final_balls)?;
+        d.set_item("collisions", s.collisions)?;
+        Ok(())
+    }
+
+    /// Recycled balls-into-bins (REPS), optionally with ACK coalescing. Returns
+    /// the series of `theory_ops` plus fresh (<u4) and the run's summary.
+    #[pyfunction]
+    #[pyo3(signature = (n, tau, b, steps, seed, ack_every = 1, schedule = "immediate", initial_loads = None, record_loads = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn theory_recycled<'py>(
+        py: Python<'py>,
+        n: i64,
+        tau: i64,
+        b: i64,
+        steps: i64,
+        seed: i64,
+        ack_every: i64,
+        schedule: &str,
+        initial_loads: Option<Vec<i64>>,
+        record_loads: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let p = recycled_params(n, tau, b, steps, ack_every, schedule, initial_loads, record_loads)?;
+        let seed = non_negative("seed", seed)?;
+        let r = py.allow_threads(|| recycled::run(&p, seed)).map_err(value_error)?;
+        let d = series_dict(py, &r.series)?;
+        d.set_item("fresh", le_bytes(py, &r.fresh, u32::to_le_bytes))?;
+        summary_items(&d, &r.summary)?;
+        Ok(d)
+    }
+
+    /// The summaries of one recycled run per seed (stopping at convergence):
+    /// a list of dicts with seed, converged_step, last_over_tau, peak_load,
+    /// final_balls, collisions.
+    #[pyfunction]
+    #[pyo3(signature = (n, tau, b, steps, seeds, ack_every = 1, schedule = "immediate", initial_loads = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn theory_recycled_summaries<'py>(
+        py: Python<'py>,
+        n: i64,
+        tau: i64,
+        b: i64,
+        steps: i64,
+        seeds: Vec<i64>,
+        ack_every: i64,
+        schedule: &str,
+        initial_loads: Option<Vec<i64>>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let p = recycled_params(n, tau, b, steps, ack_every, schedule, initial_loads, false)?;
+        let seeds = seeds
+            .into_iter()
+            .map(|s| non_negative("seeds", s))
+            .collect::<PyResult<Vec<u64>>>()?;
+        let sums = py
+            .allow_threads(|| {
+                seeds
+                    .iter()
+                    .map(|&s| recycled::run_summary(&p, s))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(value_error)?;
+        seeds
+            .iter()
+            .zip(&sums)
+            .map(|(&seed, s)| {
+                let d = PyDict::new(py);
+                d.set_item("seed", seed)?;
+                summary_items(&d, s)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Entropy-space imbalance (App. B): one (seed, max_load, mean_load,
+    /// imbalance) per seed, every (flow, entropy) pair hashed by the switch ECMP hash.
+    #[pyfunction]
+    fn theory_evs(
+        py: Python<'_>,
+        uplinks: i64,
+        flows: i64,
+        evs: i64,
+        seeds: Vec<i64>,
+    ) -> PyResult<Vec<(u64, u64, f64, f64)>> {
+        let uplinks: usize = count("uplinks", uplinks)?;
+        let flows: u32 = count("flows", flows)?;
+        let evs_n: u32 = count("evs", evs)?;
+        evs::validate(uplinks, flows, evs_n).map_err(value_error)?;
+        let seeds = seeds
+            .into_iter()
+            .map(|s| non_negative("seeds", s))
+            .collect::<PyResult<Vec<u64>>>()?;
+        py.allow_threads(|| {
+            seeds
+                .iter()
+                .map(|&s| evs::trial(uplinks, flows, evs_n, s).map(|t| (s, t.max_load, t.mean_load, t.imbalance)))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(value_error)
+    }
+
+    pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_function(wrap_pyfunction!(theory_defaults, m)?)?;
+        m.add_function(wrap_pyfunction!(theory_phase_two_start, m)?)?;
+        m.add_function(wrap_pyfunction!(theory_ops, m)?)?;
+        m.add_function(wrap_pyfunction!(theory_recycled, m)?)?;
+        m.add_function(wrap_pyfunction!(theory_recycled_summaries, m)?)?;
+        m.add_function(wrap_pyfunction!(theory_evs, m)?)?;
+        Ok(())
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -201,5 +424,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    theory_bindings::register(m)?;
     Ok(())
 }

@@ -53,7 +53,7 @@ pub const MAX_BINS: usize = 1 << 20;
 /// Largest number of per-bin load samples a run may record (steps × n).
 pub const MAX_RECORDED_LOADS: u64 = 1 << 27;
 
-pub(crate) fn check_bins(param: &'static str, n: usize) -> Result<(), TheoryError> {
+pub fn check_bins(param: &'static str, n: usize) -> Result<(), TheoryError> {
     if n < 1 {
         return Err(bad(param, format!("must be at least 1, got {n}")));
     }
