@@ -116,6 +116,13 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", type=Path, default=Path("results/demo"))
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
+    sp = sub.add_parser("reproduce", help="run a paper figure's variants and draw it (from the repository root)")
+    sp.add_argument("figures", nargs="*", metavar="NAME", help="figures such as reps-fig06 (see --list)")
+    sp.add_argument("--list", action="store_true", help="list the figures and what each paper reports")
+    sp.add_argument("--out", type=Path, default=Path("results/reproduce"))
+    sp.add_argument("--scenarios", type=Path, default=Path("scenarios"), help="where the scenarios/ folder is")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
     from .theory_cli import add_parser as add_theory_parser
 
     add_theory_parser(sub)
@@ -236,6 +243,19 @@ def _cmd_demo(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(a: argparse.Namespace) -> int:
+    from .reproduce import FIGURES, reproduce
+
+    if a.list or not a.figures:
+        for name, fig in FIGURES.items():
+            print(f"{name:12s} {fig.scenario}\n{'':12s} paper: {fig.paper}")
+        return 0
+    for name in a.figures:
+        d = reproduce(name, out=a.out, scenarios=a.scenarios, progress=not a.quiet)
+        print(f"{name}: {d}")
+    return 0
+
+
 def _cmd_theory(a: argparse.Namespace) -> int:
     from .theory_cli import run as run_theory
 
@@ -254,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validate": _cmd_validate,
         "demo": _cmd_demo,
         "theory": _cmd_theory,
+        "reproduce": _cmd_reproduce,
     }
     try:
         return commands[args.command](args)

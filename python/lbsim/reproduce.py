@@ -1,0 +1,216 @@
+"""Reproduce paper figures: run a shipped scenario in each of the variants a
+figure compares, save every run, draw lbsim's version of the figure and a
+table of the numbers the paper reports.
+
+``lbsim reproduce reps-fig06`` (from the repository root, where
+``scenarios/`` is) writes ``results/reproduce/reps-fig06/``: one run
+directory per variant, ``reps-fig06.png``/``.pdf`` and ``summary.csv``.
+``lbsim reproduce --list`` lists the figures.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import LbsimError
+from .results import Result
+from .runner import run
+from .scenario import Scenario
+
+__all__ = ["FIGURES", "Figure", "reproduce"]
+
+Overrides = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure: its scenario (relative to ``scenarios/``), the variants it
+    compares (name -> overrides), how to draw them, and what the paper says."""
+
+    scenario: str
+    variants: Mapping[str, Overrides]
+    plot: str  # "timeseries", "bars" (by variant), "lines" (x from a variant's "x")
+    paper: str
+    x_label: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _lbs(*names: str) -> dict[str, Overrides]:
+    return {n: {"lb.kind": n} for n in names}
+
+
+_FIG07_MODES: dict[str, str] = {
+    "cable": '[{link = "t0_0->t1_0", direction = "both", at = "50us"}]',
+    "switch": '[{switch = "t1_0", at = "50us"}]',
+    "degraded": '[{kind = "degrade", rate = "200Gbps", link = "t0_0->t1_0", direction = "both", at = "50us"}]',
+    "loss_1pct": '[{kind = "loss", loss = 0.01, switch = "t1_0", at = "50us"}]',
+    "every_10th": '[{kind = "drop_nth", nth = 10, link = "t0_0->t1_0", at = "50us"}]',
+}
+
+_FIG08_FRACTIONS = (0.05, 0.1, 0.25, 0.5)
+
+FIGURES: dict[str, Figure] = {
+    "reps-fig01": Figure(
+        "reps/fig01_tornado_16mib.toml",
+        _lbs("ops", "reps"),
+        "timeseries",
+        "OPS uplinks swing ±15 % around 400 Gbps with queues past Kmax; REPS converges to "
+        "400 Gbps on every uplink with queues below Kmin; REPS about 4 % faster.",
+    ),
+    "reps-fig03": Figure(
+        "reps/fig03_slow_uplink.toml",
+        _lbs("ops", "reps"),
+        "timeseries",
+        "One 200 Gbps uplink: OPS 1400 µs, REPS 756 µs.",
+    ),
+    "reps-fig05": Figure(
+        "reps/fig05_ecmp_background.toml",
+        _lbs("ops", "reps"),
+        "bars",
+        "With 10 % ECMP background flows REPS moves its traffic off the ECMP-loaded paths, "
+        "helping both classes.",
+    ),
+    "reps-fig06": Figure(
+        "reps/fig06_two_uplink_failures.toml",
+        _lbs("ops", "reps"),
+        "timeseries",
+        "REPS > 35 % faster than OPS and 2.5x fewer drops.",
+    ),
+    "reps-fig07": Figure(
+        "reps/fig07_failure_modes.toml",
+        {
+            f"{mode}/{lb}": {"lb.kind": lb, "failures": spec}
+            for mode, spec in _FIG07_MODES.items()
+            for lb in ("ecmp", "ops", "reps")
+        },
+        "bars",
+        "Total failures: REPS far ahead of OPS and every other scheme; random drops do not hurt REPS.",
+    ),
+    "reps-fig08": Figure(
+        "reps/fig08_extreme_failures.toml",
+        {
+            f"{x}/{lb}": {"lb.kind": lb, "failures[0].fraction": x, "x": x}
+            for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))
+        },
+        "lines",
+        "REPS close to ideal up to 50 % of cables failed; PLB, second best, far behind.",
+        x_label="Fraction of fabric cables failed",
+    ),
+    "reps-fig15": Figure(
+        "reps/fig15_forced_freezing.toml",
+        {"normal": {"lb.reps.force_freeze_at": "never"}, "forced": {}},
+        "bars",
+        "Forced freezing at 150 µs without failures: 1 % longer completion, p99 RTT very close.",
+    ),
+    "reps-fig19": Figure(
+        "reps/fig19_incremental_failures.toml",
+        _lbs("ops", "reps"),
+        "timeseries",
+        "Three of four uplinks fail 200 µs apart: OPS 40x worse than REPS.",
+    ),
+    "reps-sec32": Figure(
+        "reps/sec32_routing_convergence.toml",
+        {
+            "ops": {"lb.kind": "ops"},
+            "reps_no_freezing": {"lb.reps.freezing": False},
+            "reps": {},
+        },
+        "bars",
+        "10 ms routing convergence at 400 Gbps: > 120 000 packets lost without freezing "
+        "(ignoring congestion control), about 1 000 with it.",
+    ),
+}
+
+
+def _fig08_override(s: Scenario, key: str, value: Any) -> None:
+    # failures[0].fraction is not a dotted key: rewrite the failures list.
+    if key == "failures[0].fraction":
+        s.set("failures", f'[{{links = "fabric", fraction = {value}, direction = "both"}}]')
+    elif key != "x":
+        s.set(key, value)
+
+
+def row(name: str, r: Result) -> dict[str, Any]:
+    """The numbers a figure's table reports for one run."""
+    s = r.summary
+    f = r.flows
+    out: dict[str, Any] = {
+        "variant": name,
+        "max_fct_us": s.get("max_fct_us"),
+        "mean_fct_us": s.get("mean_fct_us"),
+        "unfinished": s.get("unfinished_flows"),
+        "failure_drops": s["drops"]["failure"],
+        "congestion_drops": s["drops"]["congestion"],
+        "retransmissions": s.get("retransmissions"),
+        "freeze_entries": int(f["freeze_entries"].sum()),
+    }
+    if (f["lb"] != f["lb"].iloc[0]).any():
+        for lb, part in f.groupby("lb"):
+            out[f"mean_fct_us_{lb}"] = float(part["fct_us"].mean())
+    if "rtt" in r.table_names:
+        out["p99_rtt_us"] = float(r.rtt["rtt_us"].quantile(0.99))
+    return out
+
+
+def reproduce(
+    name: str,
+    out: str | Path = "results/reproduce",
+    scenarios: str | Path = "scenarios",
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """Run figure ``name`` (a key of :data:`FIGURES`) and write its runs,
+    plot and ``summary.csv`` under ``out/name``. Returns that directory."""
+    import pandas as pd
+
+    from .plot import style
+    from .plot.timeseries import timeseries_figure
+
+    if name not in FIGURES:
+        raise LbsimError(f"no figure {name!r}; known: {', '.join(FIGURES)}")
+    fig = FIGURES[name]
+    path = Path(scenarios) / fig.scenario
+    if not path.is_file():
+        raise LbsimError(f"{path} not found: run from the repository root or pass --scenarios DIR")
+    d = Path(out) / name
+    results: dict[str, Result] = {}
+    for variant, overrides in fig.variants.items():
+        s = Scenario.load(path)
+        for k, v in overrides.items():
+            _fig08_override(s, k, v)
+        log(f"{name}: {variant}")
+        results[variant] = run(s, progress=progress, out=d / variant.replace("/", "_"))
+    table = pd.DataFrame([row(v, r) for v, r in results.items()])
+    table.to_csv(d / "summary.csv", index=False)
+
+    if fig.plot == "timeseries":
+        timeseries_figure(results, d / name)
+    else:
+        import matplotlib.pyplot as plt
+
+        with style.context():
+            f, ax = plt.subplots(figsize=(7.0, 2.6), layout="constrained")
+            style.apply(ax)
+            if fig.plot == "lines":
+                for lb in style.sort_labels(sorted({v.split("/")[1] for v in results})):
+                    xs = [fig.variants[v]["x"] for v in results if v.endswith("/" + lb)]
+                    ys = [results[v].summary.get("max_fct_us") for v in results if v.endswith("/" + lb)]
+                    ax.plot(xs, [y if y is not None else float("nan") for y in ys], marker="o",
+                            color=style.color(lb), label=style.label(lb))
+                ax.set_xlabel(fig.x_label)
+                ax.legend()
+            else:
+                names = list(results)
+                heights = [float(results[v].summary.get("max_fct_us") or "nan") for v in names]
+                colors = [style.color(v.split("/")[-1]) for v in names]
+                ax.bar(range(len(names)), heights, color=colors)
+                ax.set_xticks(range(len(names)), names, rotation=45 if len(names) > 4 else 0, ha="right"
+                              if len(names) > 4 else "center", fontsize=7)
+            ax.set_ylabel("Completion time (µs)")
+            style.save(f, d / name)
+    log(table.to_string(index=False))
+    return d
