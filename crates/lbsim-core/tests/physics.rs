@@ -2,10 +2,9 @@
 //! orderings (issue "Simulation core", checks 1-4, 6, 7).
 
 use lbsim_core::{run, RunOutput, Scenario};
-use std::path::Path;
 
 mod common;
-use common::{assert_conservation, run_ok, scenario};
+use common::{run_ok, scenario};
 
 /// Check 1: one flow on an idle 2-tier path: the first packet's latency
 /// over each hop plus the rest of the message at line rate. The first packet
