@@ -92,8 +92,8 @@ impl Observer {
         if self.drops {
             let now_drops = [c.drops_congestion, c.drops_failure, c.trims];
             self.d_time.push(t);
-            for k in 0..3 {
-                self.d_counts[k].push(now_drops[k] - self.last_drops[k]);
+            for ((col, now), last) in self.d_counts.iter_mut().zip(now_drops).zip(self.last_drops) {
+                col.push(now - last);
             }
             self.last_drops = now_drops;
         }

@@ -140,7 +140,9 @@ impl Port {
     }
 
     fn ps_per_byte(rate: Rate) -> Option<u64> {
-        (8_000_000_000_000u64 % rate.bps() == 0).then(|| 8_000_000_000_000u64 / rate.bps())
+        8_000_000_000_000u64
+            .is_multiple_of(rate.bps())
+            .then(|| 8_000_000_000_000u64 / rate.bps())
     }
 
     /// Whether a packet arriving over this working link is lost to its fault.
