@@ -33,10 +33,11 @@ class Figure:
 
     scenario: str
     variants: Mapping[str, Overrides]
-    plot: str  # "timeseries", "bars" (by variant), "lines" (x from a variant's "x")
+    plot: str  # "timeseries", "bars" (by variant), "lines" (completion against `x`)
     paper: str
     x_label: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: For "lines": each variant's x value; variants are named "<x>/<lb>".
+    x: Mapping[str, float] = field(default_factory=dict)
 
 
 def _lbs(*names: str) -> dict[str, Overrides]:
@@ -93,12 +94,13 @@ FIGURES: dict[str, Figure] = {
     "reps-fig08": Figure(
         "reps/fig08_extreme_failures.toml",
         {
-            f"{x}/{lb}": {"lb.kind": lb, "failures[0].fraction": x, "x": x}
+            f"{x}/{lb}": {"lb.kind": lb, "failures": f'[{{links = "fabric", fraction = {x}, direction = "both"}}]'}
             for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))
         },
         "lines",
         "REPS close to ideal up to 50 % of cables failed; PLB, second best, far behind.",
         x_label="Fraction of fabric cables failed",
+        x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))},
     ),
     "reps-fig15": Figure(
         "reps/fig15_forced_freezing.toml",
@@ -124,14 +126,6 @@ FIGURES: dict[str, Figure] = {
         "(ignoring congestion control), about 1 000 with it.",
     ),
 }
-
-
-def _fig08_override(s: Scenario, key: str, value: Any) -> None:
-    # failures[0].fraction is not a dotted key: rewrite the failures list.
-    if key == "failures[0].fraction":
-        s.set("failures", f'[{{links = "fabric", fraction = {value}, direction = "both"}}]')
-    elif key != "x":
-        s.set(key, value)
 
 
 def row(name: str, r: Result) -> dict[str, Any]:
@@ -179,9 +173,7 @@ def reproduce(
     d = Path(out) / name
     results: dict[str, Result] = {}
     for variant, overrides in fig.variants.items():
-        s = Scenario.load(path)
-        for k, v in overrides.items():
-            _fig08_override(s, k, v)
+        s = Scenario.load(path).with_overrides(overrides)
         log(f"{name}: {variant}")
         results[variant] = run(s, progress=progress, out=d / variant.replace("/", "_"))
     table = pd.DataFrame([row(v, r) for v, r in results.items()])
@@ -197,7 +189,7 @@ def reproduce(
             style.apply(ax)
             if fig.plot == "lines":
                 for lb in style.sort_labels(sorted({v.split("/")[1] for v in results})):
-                    xs = [fig.variants[v]["x"] for v in results if v.endswith("/" + lb)]
+                    xs = [fig.x[v] for v in results if v.endswith("/" + lb)]
                     ys = [results[v].summary.get("max_fct_us") for v in results if v.endswith("/" + lb)]
                     ax.plot(xs, [y if y is not None else float("nan") for y in ys], marker="o",
                             color=style.color(lb), label=style.label(lb))
