@@ -1,6 +1,8 @@
 //! Traffic patterns (REPS §4.2): permutation, tornado, N-to-1 incast, and an
 //! explicit flow list from a CSV file.
 
+pub mod cdf;
+
 use crate::rng::{Rng, StreamTag};
 use crate::scenario::{ScenarioError, Workload, WorkloadKind};
 use crate::time::SimTime;
