@@ -217,7 +217,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         force_freeze_at: r.force_freeze_at.value,
     };
 
-    let specs: Vec<FlowSpec> = workload::generate(&s.workload, s.topology.hosts, s.seed, base_dir)?;
+    let specs: Vec<FlowSpec> = workload::generate(&s.workload, s.topology.hosts, host_rate, s.seed, base_dir)?;
     let kinds = lb_kinds(s, specs.len())?;
     let flows = specs
         .into_iter()

@@ -187,6 +187,18 @@ pub enum WorkloadKind {
     Tornado,
     Incast,
     Flows,
+    /// Flow sizes from a CDF, arriving per host at a target load.
+    Trace,
+}
+
+/// How a trace's flows arrive at each host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Exponential gaps with the mean that gives the load (ConWeave's generator).
+    Poisson,
+    /// Each flow starts when the previous one would have finished at `load` × line rate (the REPS artifact's generator).
+    Deterministic,
 }
 
 /// The traffic. Keys that do not apply to `kind` are rejected.
@@ -208,6 +220,18 @@ pub struct Workload {
     /// Flows: CSV file with columns src,dst,size_bytes,start_us (relative to the scenario file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// Trace: a built-in distribution ("websearch", "alistorage2019", ...) or a CDF file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
+    /// Trace: offered load per host, a fraction of the host link rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Trace: how long flows keep arriving (from `start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Time>,
+    /// Trace: "poisson" (default) or "deterministic".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Arrivals>,
 }
 
 /// Time series and samples a run records (all off by default).
@@ -365,6 +389,7 @@ impl Scenario {
             WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start"],
             WorkloadKind::Incast => &["size", "start", "senders", "receiver"],
             WorkloadKind::Flows => &["file"],
+            WorkloadKind::Trace => &["start", "cdf", "load", "duration", "arrivals"],
         };
         let present = [
             ("size", w.size.is_some()),
@@ -372,6 +397,10 @@ impl Scenario {
             ("senders", w.senders.is_some()),
             ("receiver", w.receiver.is_some()),
             ("file", w.file.is_some()),
+            ("cdf", w.cdf.is_some()),
+            ("load", w.load.is_some()),
+            ("duration", w.duration.is_some()),
+            ("arrivals", w.arrivals.is_some()),
         ];
         for (k, is) in present {
             if is && !allowed.contains(&k) {
@@ -385,6 +414,9 @@ impl Scenario {
             let needed = match (w.kind, *k) {
                 (WorkloadKind::Flows, "file") => w.file.is_none(),
                 (WorkloadKind::Incast, "senders") => w.senders.is_none(),
+                (WorkloadKind::Trace, "cdf") => w.cdf.is_none(),
+                (WorkloadKind::Trace, "load") => w.load.is_none(),
+                (WorkloadKind::Trace, "duration") => w.duration.is_none(),
                 (WorkloadKind::Permutation | WorkloadKind::Tornado | WorkloadKind::Incast, "size") => w.size.is_none(),
                 _ => false,
             };

@@ -4,9 +4,10 @@
 pub mod cdf;
 
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{ScenarioError, Workload, WorkloadKind};
-use crate::time::SimTime;
+use crate::scenario::{Arrivals, ScenarioError, Workload, WorkloadKind};
+use crate::time::{Rate, SimTime};
 use crate::transport::FlowSpec;
+use cdf::SizeCdf;
 use std::path::Path;
 
 /// A seeded random derangement: every host sends one message and receives
@@ -27,7 +28,68 @@ pub fn tornado(hosts: u32) -> Vec<u32> {
     (0..hosts).map(|i| (i + hosts / 2) % hosts).collect()
 }
 
-pub fn generate(w: &Workload, hosts: u32, seed: u64, base_dir: Option<&Path>) -> Result<Vec<FlowSpec>, ScenarioError> {
+/// Flows with sizes from `cdf` arriving at every host from `start` for
+/// `duration`, offering `load` × `rate` on average, each to a uniformly random
+/// other host. Each host draws from its own stream (so hosts are independent
+/// and adding one does not move the others' flows). Flows are ordered by start.
+pub fn trace(
+    cdf: &SizeCdf,
+    hosts: u32,
+    rate: Rate,
+    load: f64,
+    start: SimTime,
+    duration: SimTime,
+    arrivals: Arrivals,
+    seed: u64,
+) -> Vec<FlowSpec> {
+    let mean_gap_s = cdf.mean() * 8.0 / (load * rate.bps() as f64);
+    let end = start + duration;
+    let mut flows = Vec::new();
+    for src in 0..hosts {
+        let mut rng = Rng::new(seed, StreamTag::Workload, 1 + src as u64);
+        let mut t = start.ps() as f64;
+        loop {
+            let size = cdf.sample(&mut rng);
+            let gap_s = match arrivals {
+                // Exponential gap, mean = mean size at the load's rate (ConWeave traffic_gen.py).
+                Arrivals::Poisson => -(1.0 - rng.unit()).ln() * mean_gap_s,
+                // This flow's own size at the load's rate (REPS artifact traffic_gen.py).
+                Arrivals::Deterministic => size as f64 * 8.0 / (load * rate.bps() as f64),
+            };
+            let at = match arrivals {
+                Arrivals::Poisson => t + gap_s * 1e12,
+                Arrivals::Deterministic => t,
+            };
+            if at >= end.ps() as f64 {
+                break;
+            }
+            let mut dst = rng.below(hosts as u64 - 1) as u32;
+            if dst >= src {
+                dst += 1;
+            }
+            flows.push(FlowSpec {
+                src,
+                dst,
+                size,
+                start: SimTime(at as u64),
+            });
+            t = match arrivals {
+                Arrivals::Poisson => at,
+                Arrivals::Deterministic => t + gap_s * 1e12,
+            };
+        }
+    }
+    flows.sort_by_key(|f| (f.start, f.src));
+    flows
+}
+
+pub fn generate(
+    w: &Workload,
+    hosts: u32,
+    rate: Rate,
+    seed: u64,
+    base_dir: Option<&Path>,
+) -> Result<Vec<FlowSpec>, ScenarioError> {
     let size = w
         .size
         .as_ref()
@@ -94,6 +156,40 @@ pub fn generate(w: &Workload, hosts: u32, seed: u64, base_dir: Option<&Path>) ->
                     start,
                 })
                 .collect()
+        }
+        WorkloadKind::Trace => {
+            let name = w.cdf.as_ref().expect("checked by the scenario");
+            let cdf = match SizeCdf::builtin(name) {
+                Some(c) => c,
+                None => {
+                    let path = base_dir.map_or_else(|| Path::new(name).to_path_buf(), |d| d.join(name));
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        let known: Vec<&str> = cdf::BUILTIN.iter().map(|(n, _)| *n).collect();
+                        ScenarioError::new(
+                            "workload.cdf",
+                            format!(
+                                "\"{name}\" is neither a built-in ({}) nor a readable file: {e}",
+                                known.join(", ")
+                            ),
+                        )
+                    })?;
+                    SizeCdf::parse(&text)
+                        .map_err(|m| ScenarioError::new("workload.cdf", format!("{}: {m}", path.display())))?
+                }
+            };
+            let load = w.load.expect("checked by the scenario");
+            if !(load > 0.0 && load <= 1.0) {
+                return Err(ScenarioError::new(
+                    "workload.load",
+                    format!("must be in (0, 1], got {load}"),
+                ));
+            }
+            if hosts < 2 {
+                return Err(ScenarioError::new("topology.hosts", "a trace needs at least 2 hosts"));
+            }
+            let duration = w.duration.as_ref().expect("checked by the scenario").value;
+            let arrivals = w.arrivals.unwrap_or(Arrivals::Poisson);
+            trace(&cdf, hosts, rate, load, start, duration, arrivals, seed)
         }
         WorkloadKind::Flows => {
             let file = w.file.as_ref().expect("checked by the scenario");
@@ -166,6 +262,56 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Offered load: the bytes of the flows that start in the window, over
+    /// hosts × rate × window, is the target within 2 % (issue "traces").
+    #[test]
+    fn trace_offers_the_target_load() {
+        let rate = Rate::gbps(400);
+        // Windows long enough that the sum's standard error is under 0.5 %.
+        for (name, arrivals, window) in [
+            ("websearch", Arrivals::Poisson, SimTime::from_us(200_000)),
+            ("alistorage2019", Arrivals::Poisson, SimTime::from_us(20_000)),
+            ("websearch", Arrivals::Deterministic, SimTime::from_us(200_000)),
+        ] {
+            let cdf = SizeCdf::builtin(name).unwrap();
+            for load in [0.4, 0.8] {
+                let flows = trace(&cdf, 128, rate, load, SimTime::ZERO, window, arrivals, 3);
+                let bytes: u64 = flows.iter().map(|f| f.size).sum();
+                let offered = bytes as f64 * 8.0 / (128.0 * rate.bps() as f64 * window.as_us_f64() * 1e-6);
+                assert!(
+                    (offered / load - 1.0).abs() < 0.02,
+                    "{name} {arrivals:?} {load}: offered {offered}"
+                );
+                assert!(flows.iter().all(|f| f.src != f.dst && f.dst < 128 && f.start < window));
+            }
+        }
+        let cdf = SizeCdf::builtin("solar2022").unwrap();
+        let a = trace(
+            &cdf,
+            16,
+            rate,
+            0.5,
+            SimTime::ZERO,
+            SimTime::from_us(100),
+            Arrivals::Poisson,
+            1,
+        );
+        assert_eq!(
+            a,
+            trace(
+                &cdf,
+                16,
+                rate,
+                0.5,
+                SimTime::ZERO,
+                SimTime::from_us(100),
+                Arrivals::Poisson,
+                1
+            )
+        );
+        assert!(a.windows(2).all(|w| w[0].start <= w[1].start));
+    }
 
     #[test]
     fn permutation_is_a_derangement() {
