@@ -298,7 +298,7 @@ fn observer(s: &Scenario, net: &crate::net::Network) -> Result<Option<Observer>,
     for (i, name) in o.ports.iter().enumerate() {
         if let Some(p) = net.port_by_name(name) {
             ports.push(p);
-        } else if let Some(sw) = net.switches.iter().find(|sw| &sw.name == name) {
+        } else if let Some(sw) = net.switch_by_name(name).map(|i| &net.switches[i as usize]) {
             ports.extend(if sw.up.is_empty() { &sw.down } else { &sw.up });
         } else {
             return err(

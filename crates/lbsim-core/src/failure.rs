@@ -47,10 +47,6 @@ fn err<T>(key: String, msg: impl Into<String>) -> Result<T, ScenarioError> {
     Err(ScenarioError::new(key, msg))
 }
 
-fn switch_by_name(net: &Network, name: &str) -> Option<u32> {
-    net.switches.iter().position(|s| s.name == name).map(|i| i as u32)
-}
-
 /// The ports a link target covers, with its reverse direction when asked.
 fn link_ports(net: &Network, port: PortId, direction: Direction) -> Vec<PortId> {
     let mut v = vec![port];
@@ -168,27 +164,26 @@ fn targets(
     }
 
     let mark_down = |alive: &mut [bool], t: &[PortId]| t.iter().for_each(|&p| alive[p as usize] = false);
-    if let Some(name) = &f.link {
+    let named = if let Some(name) = &f.link {
         let Some(port) = net.port_by_name(name) else {
             return err(
                 format!("{key}.link"),
                 format!("no link named \"{name}\" (links are named like \"t0_0->t1_3\" or \"h0->t0_0\")"),
             );
         };
-        let t = link_ports(net, port, direction);
-        if kind == FailureKind::Down {
-            mark_down(alive, &t);
-        }
-        return Ok(vec![t]);
-    }
-    if let Some(name) = &f.switch {
-        let Some(sw) = switch_by_name(net, name) else {
+        Some(link_ports(net, port, direction))
+    } else if let Some(name) = &f.switch {
+        let Some(sw) = net.switch_by_name(name) else {
             return err(
                 format!("{key}.switch"),
                 format!("no switch named \"{name}\" (like \"t1_0\")"),
             );
         };
-        let t = switch_ports(net, sw, kind);
+        Some(switch_ports(net, sw, kind))
+    } else {
+        None
+    };
+    if let Some(t) = named {
         if kind == FailureKind::Down {
             mark_down(alive, &t);
         }
@@ -199,7 +194,7 @@ fn targets(
     let mut candidates: Vec<Vec<PortId>> = if let Some(set) = f.links {
         let mut ups = link_set(net, set);
         if let Some(of) = &f.of {
-            let Some(sw) = switch_by_name(net, of) else {
+            let Some(sw) = net.switch_by_name(of) else {
                 return err(format!("{key}.of"), format!("no switch named \"{of}\""));
             };
             ups.retain(|&p| net.ports[p as usize].from == Node::Switch(sw));

@@ -135,6 +135,10 @@ impl Network {
         self.ports.iter().position(|p| p.name == name).map(|i| i as PortId)
     }
 
+    pub fn switch_by_name(&self, name: &str) -> Option<u32> {
+        self.switches.iter().position(|s| s.name == name).map(|i| i as u32)
+    }
+
     pub fn node_name(&self, n: Node) -> String {
         match n {
             Node::Host(h) => format!("h{h}"),

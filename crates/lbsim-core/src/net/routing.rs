@@ -108,7 +108,7 @@ mod tests {
         let dead = n.port_by_name("t1_0->t0_3").unwrap();
         alive[dead as usize] = false;
         converge(&mut n, &alive);
-        let t0 = n.switches.iter().position(|s| s.name == "t0_0").unwrap();
+        let t0 = n.switch_by_name("t0_0").unwrap() as usize;
         let up0 = n.port_by_name("t0_0->t1_0").unwrap();
         assert!(!n.switches[t0].group(3).contains(&up0));
         assert!(n.switches[t0].group(2).contains(&up0));
