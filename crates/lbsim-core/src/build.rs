@@ -11,11 +11,11 @@ use crate::net::{Network, Node, QueueParams};
 use crate::observe::Observer;
 use crate::rng::{Rng, StreamTag};
 use crate::scenario::{Amount, AmountValue, CcKind, EcnAt, LbKind, Scenario, ScenarioError};
-use crate::sim::{SimParams, Simulation};
+use crate::sim::{SimParams, Simulation, WorkloadMeta};
 use crate::time::SimTime;
 use crate::topo::{self, TopoParams};
-use crate::transport::{Flow, FlowSpec};
-use crate::workload;
+use crate::transport::Flow;
+use crate::workload::{self, NetInfo};
 use std::path::Path;
 
 fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ScenarioError> {
@@ -217,13 +217,21 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         force_freeze_at: r.force_freeze_at.value,
     };
 
-    let specs: Vec<FlowSpec> = workload::generate(&s.workload, s.topology.hosts, host_rate, s.seed, base_dir)?;
-    let kinds = lb_kinds(s, specs.len())?;
-    let flows = specs
-        .into_iter()
+    let sh = net.shape;
+    let info = NetInfo {
+        hosts: sh.hosts,
+        hosts_per_tor: sh.hosts_per_tor,
+        host_rate,
+        fabric_share: (sh.uplinks_per_tor as f64 / sh.hosts_per_tor as f64).min(1.0),
+    };
+    let traffic = workload::generate(&s.workload, info, s.seed, base_dir)?;
+    let kinds = lb_kinds(s, traffic.flows.len())?;
+    let flows: Vec<Flow> = traffic
+        .flows
+        .iter()
         .zip(kinds)
         .enumerate()
-        .map(|(i, (spec, kind))| {
+        .map(|(i, (&spec, kind))| {
             let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
             let cc = match s.cc.kind {
                 CcKind::Dctcp => CongestionControl::Dctcp(DctcpVariant::new(init_cwnd, max_cwnd, mtu)),
@@ -234,9 +242,20 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
                 LbKind::Reps => Lb::Reps(Reps::new(reps_cfg.clone())),
             };
             let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
-            Flow::new(spec, mtu as u32, header as u32, cc, lb, rng, rtt)
+            let mut f = Flow::new(spec, mtu as u32, header as u32, cc, lb, rng, rtt);
+            let (full, last) = f.packet_sizes();
+            f.ideal = net.ideal_fct(spec.src, spec.dst, f.npkts as u64, full, last);
+            f.step = traffic.step[i];
+            f.waiting_on = traffic.after[i].len() as u32;
+            f
         })
         .collect();
+    let mut dependents = vec![Vec::new(); flows.len()];
+    for (i, after) in traffic.after.iter().enumerate() {
+        for &d in after {
+            dependents[d as usize].push(i as u32);
+        }
+    }
 
     let params = SimParams {
         rto,
@@ -255,6 +274,12 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let observer = observer(s, &net)?;
 
     let mut sim = Simulation::new(net, flows, params);
+    sim.set_workload_meta(WorkloadMeta {
+        dependents,
+        measure_from: traffic.measure_from,
+        measure_until: traffic.measure_until,
+        collective: traffic.collective,
+    });
     sim.set_failures(plans, s.routing.convergence.value);
     if let Some(obs) = observer {
         sim.set_observer(obs);

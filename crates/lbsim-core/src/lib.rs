@@ -37,7 +37,7 @@ pub struct RunOutput {
     pub scenario: Scenario,
     pub summary: Summary,
     pub flows: Vec<FlowRecord>,
-    /// Tables beyond the flows: time series (`ports`, `drops_series`, `rtt`) and `failures`.
+    /// Tables beyond the flows: a collective's `steps`, time series (`ports`, `drops_series`, `rtt`) and `failures`.
     pub tables: Vec<table::Table>,
     pub counters: Counters,
     /// Packets still in the network when the run stopped (0 when it drained).
@@ -61,11 +61,12 @@ pub fn run_with_progress(
     let stop_reason = sim.run_with_progress(every, progress);
     let flows = sim.flow_records();
     let summary = sim.summary(&flows);
+    let tables = sim.extra_tables(&flows);
     Ok(RunOutput {
         scenario: scenario.clone(),
         summary,
         flows,
-        tables: sim.extra_tables(),
+        tables,
         counters: sim.counters,
         packets_in_network: sim.packets_in_network(),
         stop_reason,

@@ -34,6 +34,9 @@ pub struct FlowRecord {
     pub size_bytes: u64,
     /// The load balancer this flow used (`lb.kind`, or a `lb.mix` share's).
     pub lb: &'static str,
+    /// Its step within a collective (0 for other workloads).
+    pub step: u32,
+    /// When it started (later than asked when it waited for other flows; NaN if it never could).
     pub start_us: f64,
     /// When the receiver held every byte (NaN if unfinished).
     pub receiver_finish_us: f64,
@@ -41,6 +44,12 @@ pub struct FlowRecord {
     pub sender_finish_us: f64,
     /// receiver_finish − start (NaN if unfinished).
     pub fct_us: f64,
+    /// Its completion time alone on the idle network (`Network::ideal_fct`).
+    pub ideal_fct_us: f64,
+    /// max(1, fct / ideal) (NaN if unfinished).
+    pub slowdown: f64,
+    /// Counted by the statistics: finished, not in the warm-up, not after the cool-down.
+    pub measured: bool,
     pub finished: bool,
     pub retransmissions: u64,
     pub timeouts: u64,
@@ -72,6 +81,12 @@ pub struct Summary {
     pub mean_fct_us: f64,
     pub p50_fct_us: f64,
     pub p99_fct_us: f64,
+    /// Slowdown over the measured flows.
+    pub measured_flows: usize,
+    pub mean_slowdown: f64,
+    pub p99_slowdown: f64,
+    /// A collective's completion: last arrival − first start (NaN if none or unfinished).
+    pub collective_us: f64,
     pub drops: Drops,
     pub retransmissions: u64,
     pub timeouts: u64,
@@ -126,6 +141,53 @@ pub fn fct_stats(flows: &[FlowRecord]) -> FctStats {
     }
 }
 
+/// Mean and 99th percentile slowdown of the measured flows.
+pub fn slowdown_stats(flows: &[FlowRecord]) -> (usize, f64, f64) {
+    let mut s: Vec<f64> = flows.iter().filter(|r| r.measured).map(|r| r.slowdown).collect();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mean = if s.is_empty() {
+        f64::NAN
+    } else {
+        s.iter().sum::<f64>() / s.len() as f64
+    };
+    (s.len(), mean, percentile(&s, 99.0))
+}
+
+/// Per collective step: when its first flow started and its last one
+/// arrived (NaN while any is unfinished).
+pub fn step_table(flows: &[FlowRecord]) -> Table {
+    let steps = flows.iter().map(|r| r.step as usize + 1).max().unwrap_or(0);
+    let mut start = vec![f64::INFINITY; steps];
+    let mut end = vec![f64::NEG_INFINITY; steps];
+    let mut count = vec![0u32; steps];
+    let mut bytes = vec![0u64; steps];
+    let mut unfinished = vec![false; steps];
+    for r in flows {
+        let k = r.step as usize;
+        start[k] = start[k].min(r.start_us);
+        end[k] = end[k].max(r.receiver_finish_us);
+        unfinished[k] |= !r.finished;
+        count[k] += 1;
+        bytes[k] += r.size_bytes;
+    }
+    for k in 0..steps {
+        if unfinished[k] || count[k] == 0 {
+            end[k] = f64::NAN;
+        }
+        if count[k] == 0 {
+            start[k] = f64::NAN;
+        }
+    }
+    let duration = start.iter().zip(&end).map(|(s, e)| e - s).collect();
+    Table::new("steps")
+        .with("step", Column::U32((0..steps as u32).collect()))
+        .with("flows", Column::U32(count))
+        .with("bytes", Column::U64(bytes))
+        .with("start_us", Column::F64(start))
+        .with("end_us", Column::F64(end))
+        .with("duration_us", Column::F64(duration))
+}
+
 /// The flow table as columns (one row per message).
 pub fn flow_table(flows: &[FlowRecord]) -> Table {
     let col = |f: &dyn Fn(&FlowRecord) -> u64| Column::U64(flows.iter().map(f).collect());
@@ -137,10 +199,14 @@ pub fn flow_table(flows: &[FlowRecord]) -> Table {
         .with("dst", colu(&|r| r.dst))
         .with("size_bytes", col(&|r| r.size_bytes))
         .with("lb", Column::Str(flows.iter().map(|r| r.lb.to_string()).collect()))
+        .with("step", colu(&|r| r.step))
         .with("start_us", colf(&|r| r.start_us))
         .with("receiver_finish_us", colf(&|r| r.receiver_finish_us))
         .with("sender_finish_us", colf(&|r| r.sender_finish_us))
         .with("fct_us", colf(&|r| r.fct_us))
+        .with("ideal_fct_us", colf(&|r| r.ideal_fct_us))
+        .with("slowdown", colf(&|r| r.slowdown))
+        .with("measured", Column::Bool(flows.iter().map(|r| r.measured).collect()))
         .with("finished", Column::Bool(flows.iter().map(|r| r.finished).collect()))
         .with("retransmissions", col(&|r| r.retransmissions))
         .with("timeouts", col(&|r| r.timeouts))

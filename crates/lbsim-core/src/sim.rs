@@ -9,7 +9,7 @@
 use crate::event::{Event, EventQueue};
 use crate::failure::{FailurePlan, Fault};
 use crate::lb::TimeoutInfo;
-use crate::metrics::{fct_stats, Counters, Drops, FlowRecord, Summary};
+use crate::metrics::{fct_stats, slowdown_stats, step_table, Counters, Drops, FlowRecord, Summary};
 use crate::net::{routing, Network, Node, PortFault, PortId};
 use crate::observe::Observer;
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
@@ -29,6 +29,19 @@ pub struct SimParams {
     pub base_rtt: SimTime,
     pub bdp_bytes: u64,
     pub queue_bytes: u64,
+}
+
+/// What the workload says beyond the flows themselves.
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadMeta {
+    /// Per flow, the flows that wait for its data to arrive.
+    pub dependents: Vec<Vec<u32>>,
+    /// Statistics count flows that start at or after this…
+    pub measure_from: SimTime,
+    /// …and finish at or before this.
+    pub measure_until: Option<SimTime>,
+    /// The collective the flows form, if any.
+    pub collective: Option<&'static str>,
 }
 
 /// What a progress callback sees.
@@ -63,6 +76,7 @@ pub struct Simulation {
     flows_done: usize,
     senders_done: usize,
     failures: Vec<FailurePlan>,
+    meta: WorkloadMeta,
     /// Routing's lag behind a port going down or up; None: it never catches up.
     convergence: Option<SimTime>,
     observer: Option<Observer>,
@@ -75,7 +89,9 @@ impl Simulation {
     pub fn new(net: Network, flows: Vec<Flow>, params: SimParams) -> Self {
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
-            events.push(f.spec.start, Event::FlowStart { flow: i as u32 });
+            if f.waiting_on == 0 {
+                events.push(f.spec.start, Event::FlowStart { flow: i as u32 });
+            }
         }
         Simulation {
             net,
@@ -88,6 +104,7 @@ impl Simulation {
             flows_done: 0,
             senders_done: 0,
             failures: Vec::new(),
+            meta: WorkloadMeta::default(),
             convergence: None,
             observer: None,
             lost_scratch: Vec::new(),
@@ -109,6 +126,12 @@ impl Simulation {
         }
         self.failures = plans;
         self.convergence = convergence;
+    }
+
+    /// Dependencies and measurement window. Each flow's `waiting_on` must
+    /// already count its entries in `meta.dependents`.
+    pub fn set_workload_meta(&mut self, meta: WorkloadMeta) {
+        self.meta = meta;
     }
 
     /// Record time series while running.
@@ -190,7 +213,9 @@ impl Simulation {
             Event::TxDone { port } => self.on_tx_done(port),
             Event::LinkDeliver { port } => self.on_link_deliver(port),
             Event::FlowStart { flow } => {
-                self.flows[flow as usize].started = true;
+                let f = &mut self.flows[flow as usize];
+                f.started = true;
+                f.started_at = self.now;
                 self.make_ready(flow);
             }
             Event::FlowTimer { flow } => self.on_flow_timer(flow),
@@ -522,6 +547,7 @@ impl Simulation {
         } else {
             if f.receive(pkt.seq, self.now) {
                 self.flows_done += 1;
+                self.release_dependents(pkt.flow);
             }
             self.counters.acks_sent += 1;
             PacketKind::Ack
@@ -538,6 +564,20 @@ impl Simulation {
         let id = self.pool.alloc(reply);
         let nic = self.net.hosts[host as usize].nic;
         self.enqueue(nic, id);
+    }
+
+    /// A flow's data has all arrived: flows waiting only for it may start.
+    fn release_dependents(&mut self, flow: u32) {
+        let Some(deps) = self.meta.dependents.get(flow as usize) else {
+            return;
+        };
+        for &d in deps {
+            let f = &mut self.flows[d as usize];
+            f.waiting_on -= 1;
+            if f.waiting_on == 0 {
+                self.events.push(f.spec.start.max(self.now), Event::FlowStart { flow: d });
+            }
+        }
     }
 
     fn sender_ack(&mut self, ack: Packet) {
@@ -616,16 +656,24 @@ impl Simulation {
                     crate::lb::Lb::Reps(r) => r.frozen_time(self.now, &f.lb_stats),
                     _ => 0,
                 };
+                let fct = f.rx_finish.map(|t| t - f.started_at);
+                let measured = f.started && f.started_at >= self.meta.measure_from
+                    && f.rx_finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
                 FlowRecord {
                     id: i as u32,
                     src: f.spec.src,
                     dst: f.spec.dst,
                     size_bytes: f.spec.size,
                     lb: f.lb.name(),
-                    start_us: f.spec.start.as_us_f64(),
+                    step: f.step,
+                    start_us: if f.started { f.started_at.as_us_f64() } else { f64::NAN },
                     receiver_finish_us: us(f.rx_finish),
                     sender_finish_us: us(f.tx_finish),
-                    fct_us: f.rx_finish.map(|t| (t - f.spec.start).as_us_f64()).unwrap_or(f64::NAN),
+                    fct_us: fct.map_or(f64::NAN, |t| t.as_us_f64()),
+                    ideal_fct_us: f.ideal.as_us_f64(),
+                    // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).
+                    slowdown: fct.map_or(f64::NAN, |t| (t.ps() as f64 / f.ideal.ps() as f64).max(1.0)),
+                    measured,
                     finished: f.rx_finish.is_some(),
                     retransmissions: f.retransmissions,
                     timeouts: f.timeouts,
@@ -640,10 +688,13 @@ impl Simulation {
             .collect()
     }
 
-    /// The tables beyond the flow table: recorded time series, and the
-    /// failures as they were resolved (one row per target).
-    pub fn extra_tables(&self) -> Vec<Table> {
+    /// The tables beyond the flow table: a collective's steps, recorded time
+    /// series, and the failures as they were resolved (one row per target).
+    pub fn extra_tables(&self, records: &[FlowRecord]) -> Vec<Table> {
         let mut out = self.observer.as_ref().map(|o| o.tables()).unwrap_or_default();
+        if self.meta.collective.is_some() {
+            out.push(step_table(records));
+        }
         if !self.failures.is_empty() {
             let mut entry = Vec::new();
             let mut link = Vec::new();
@@ -684,6 +735,15 @@ impl Simulation {
         let s = fct_stats(records);
         let c = &self.counters;
         let finished = records.iter().filter(|r| r.finished).count();
+        let (measured_flows, mean_slowdown, p99_slowdown) = slowdown_stats(records);
+        let collective_us = match self.meta.collective {
+            Some(_) if finished == records.len() => {
+                let first = records.iter().map(|r| r.start_us).fold(f64::INFINITY, f64::min);
+                let last = records.iter().map(|r| r.receiver_finish_us).fold(0.0, f64::max);
+                last - first
+            }
+            _ => f64::NAN,
+        };
         Summary {
             lbsim_version: env!("CARGO_PKG_VERSION"),
             flows: records.len(),
@@ -693,6 +753,10 @@ impl Simulation {
             mean_fct_us: s.mean,
             p50_fct_us: s.p50,
             p99_fct_us: s.p99,
+            measured_flows,
+            mean_slowdown,
+            p99_slowdown,
+            collective_us,
             drops: Drops {
                 congestion: c.drops_congestion,
                 failure: c.drops_failure,

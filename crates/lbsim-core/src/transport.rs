@@ -53,6 +53,14 @@ pub struct Flow {
     pub timer_pending: bool,
     pub in_ready: bool,
     pub started: bool,
+    /// When it actually started: its `spec.start`, or later when it waited for other flows.
+    pub started_at: SimTime,
+    /// Flows it still waits for before it may start.
+    pub waiting_on: u32,
+    /// Its step within a collective (0 otherwise).
+    pub step: u32,
+    /// Its completion time alone on an idle network (`Network::ideal_fct`).
+    pub ideal: SimTime,
     /// Idle round-trip time of this flow's path (App. A's reference).
     pub base_rtt: SimTime,
     /// Largest RTT in the current tumbling window of 2·RTO (REPS App. A;
@@ -109,6 +117,10 @@ impl Flow {
             timer_pending: false,
             in_ready: false,
             started: false,
+            started_at: spec.start,
+            waiting_on: 0,
+            step: 0,
+            ideal: SimTime::ZERO,
             base_rtt,
             rtt_window_end: SimTime::ZERO,
             rtt_window_max: SimTime::ZERO,
@@ -121,6 +133,11 @@ impl Flow {
             nacks: 0,
             drops: 0,
         }
+    }
+
+    /// Bytes on the wire of a full packet and of the last one.
+    pub fn packet_sizes(&self) -> (u64, u64) {
+        ((self.payload + self.header) as u64, self.wire_size(self.npkts - 1) as u64)
     }
 
     /// Wire size of packet `seq`: its share of the payload plus the header.

@@ -10,6 +10,7 @@ pub mod units;
 pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+pub use crate::workload::collective::Layout;
 pub use units::{Amount, AmountValue, AutoTime, NeverTime, RateSpec, Time};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
@@ -189,6 +190,20 @@ pub enum WorkloadKind {
     Flows,
     /// Flow sizes from a CDF, arriving per host at a target load.
     Trace,
+    /// AI collectives (REPS §4.2), each node's buffer `size`.
+    RingAllreduce,
+    ButterflyAllreduce,
+    Alltoall,
+}
+
+/// What a trace's `load` is a fraction of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBasis {
+    /// Each host's link rate (REPS artifact).
+    Host,
+    /// The fabric's capacity: on a k:1 tree each host offers load / k (ConWeave run.py).
+    Fabric,
 }
 
 /// How a trace's flows arrive at each host.
@@ -232,6 +247,24 @@ pub struct Workload {
     /// Trace: "poisson" (default) or "deterministic".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<Arrivals>,
+    /// Trace: "host" (default) or "fabric".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_basis: Option<LoadBasis>,
+    /// Flows starting within this time after `start` are left out of the statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Time>,
+    /// Trace: flows finishing later than this after the arrival window are left out of the statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<Time>,
+    /// Collectives: "host_order" (default) or "cross_spine".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
+    /// AllToAll: messages each node has under way at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
+    /// Collectives: how many times it runs back to back (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
 }
 
 /// Time series and samples a run records (all off by default).
@@ -386,10 +419,16 @@ impl Scenario {
     fn check_keys(&self) -> Result<(), ScenarioError> {
         let w = &self.workload;
         let allowed: &[&str] = match w.kind {
-            WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start"],
-            WorkloadKind::Incast => &["size", "start", "senders", "receiver"],
-            WorkloadKind::Flows => &["file"],
-            WorkloadKind::Trace => &["start", "cdf", "load", "duration", "arrivals"],
+            WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start", "warmup"],
+            WorkloadKind::Incast => &["size", "start", "senders", "receiver", "warmup"],
+            WorkloadKind::Flows => &["file", "warmup"],
+            WorkloadKind::Trace => &[
+                "start", "cdf", "load", "duration", "arrivals", "load_basis", "warmup", "cooldown",
+            ],
+            WorkloadKind::RingAllreduce | WorkloadKind::ButterflyAllreduce => {
+                &["size", "start", "layout", "iterations", "warmup"]
+            }
+            WorkloadKind::Alltoall => &["size", "start", "layout", "iterations", "parallel", "warmup"],
         };
         let present = [
             ("size", w.size.is_some()),
@@ -401,6 +440,12 @@ impl Scenario {
             ("load", w.load.is_some()),
             ("duration", w.duration.is_some()),
             ("arrivals", w.arrivals.is_some()),
+            ("load_basis", w.load_basis.is_some()),
+            ("warmup", w.warmup.is_some()),
+            ("cooldown", w.cooldown.is_some()),
+            ("layout", w.layout.is_some()),
+            ("parallel", w.parallel.is_some()),
+            ("iterations", w.iterations.is_some()),
         ];
         for (k, is) in present {
             if is && !allowed.contains(&k) {
@@ -417,7 +462,8 @@ impl Scenario {
                 (WorkloadKind::Trace, "cdf") => w.cdf.is_none(),
                 (WorkloadKind::Trace, "load") => w.load.is_none(),
                 (WorkloadKind::Trace, "duration") => w.duration.is_none(),
-                (WorkloadKind::Permutation | WorkloadKind::Tornado | WorkloadKind::Incast, "size") => w.size.is_none(),
+                (WorkloadKind::Alltoall, "parallel") => w.parallel.is_none(),
+                (_, "size") => w.size.is_none(),
                 _ => false,
             };
             if needed {

@@ -1,14 +1,58 @@
-//! Traffic patterns (REPS §4.2): permutation, tornado, N-to-1 incast, and an
-//! explicit flow list from a CSV file.
+//! Traffic patterns (REPS §4.2): permutation, tornado, N-to-1 incast,
+//! datacenter traces, AI collectives, and an explicit flow list from a CSV
+//! file. Flows may wait for others to arrive first (`Traffic::after`).
 
 pub mod cdf;
+pub mod collective;
 
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{Arrivals, ScenarioError, Workload, WorkloadKind};
+use crate::scenario::{Arrivals, LoadBasis, ScenarioError, Workload, WorkloadKind};
 use crate::time::{Rate, SimTime};
 use crate::transport::FlowSpec;
 use cdf::SizeCdf;
+use collective::Layout;
 use std::path::Path;
+
+/// What a workload generates: the flows, what each waits for, and which of
+/// them the statistics count.
+#[derive(Clone, Debug, Default)]
+pub struct Traffic {
+    pub flows: Vec<FlowSpec>,
+    /// Per flow, the flows whose data must have reached their receiver
+    /// before it starts (never before its own `start`). Always earlier ids.
+    pub after: Vec<Vec<u32>>,
+    /// Per flow, its step within a collective (0 for other workloads).
+    pub step: Vec<u32>,
+    /// The collective these flows form, if any (its completion is reported).
+    pub collective: Option<&'static str>,
+    /// Flows that start before this are warm-up: left out of the statistics.
+    pub measure_from: SimTime,
+    /// Flows that finish after this are left out too (None: no limit).
+    pub measure_until: Option<SimTime>,
+}
+
+impl Traffic {
+    /// Independent flows, all measured.
+    fn plain(flows: Vec<FlowSpec>) -> Self {
+        let n = flows.len();
+        Traffic {
+            flows,
+            after: vec![Vec::new(); n],
+            step: vec![0; n],
+            ..Traffic::default()
+        }
+    }
+}
+
+/// What a workload needs to know about the network.
+#[derive(Clone, Copy, Debug)]
+pub struct NetInfo {
+    pub hosts: u32,
+    pub hosts_per_tor: u32,
+    pub host_rate: Rate,
+    /// A ToR's uplink capacity over its hosts' capacity, at most 1 (0.5 on a 2:1 tree).
+    pub fabric_share: f64,
+}
 
 /// A seeded random derangement: every host sends one message and receives
 /// one, never to itself (shuffle, rejecting fixed points).
@@ -82,13 +126,8 @@ pub fn trace(
     flows
 }
 
-pub fn generate(
-    w: &Workload,
-    hosts: u32,
-    rate: Rate,
-    seed: u64,
-    base_dir: Option<&Path>,
-) -> Result<Vec<FlowSpec>, ScenarioError> {
+pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) -> Result<Traffic, ScenarioError> {
+    let (hosts, rate) = (net.hosts, net.host_rate);
     let size = w
         .size
         .as_ref()
@@ -103,7 +142,7 @@ pub fn generate(
     }
     let start = w.start.as_ref().map(|t| t.value).unwrap_or(SimTime::ZERO);
     let mut rng = Rng::new(seed, StreamTag::Workload, 0);
-    let specs = match w.kind {
+    let mut traffic = match w.kind {
         WorkloadKind::Permutation | WorkloadKind::Tornado => {
             if hosts < 2 {
                 return Err(ScenarioError::new(
@@ -117,15 +156,17 @@ pub fn generate(
                 tornado(hosts)
             };
             let size = size.expect("checked by the scenario");
-            dst.iter()
-                .enumerate()
-                .map(|(s, &d)| FlowSpec {
-                    src: s as u32,
-                    dst: d,
-                    size,
-                    start,
-                })
-                .collect()
+            Traffic::plain(
+                dst.iter()
+                    .enumerate()
+                    .map(|(s, &d)| FlowSpec {
+                        src: s as u32,
+                        dst: d,
+                        size,
+                        start,
+                    })
+                    .collect(),
+            )
         }
         WorkloadKind::Incast => {
             let n = w.senders.expect("checked by the scenario");
@@ -146,15 +187,17 @@ pub fn generate(
             let mut others: Vec<u32> = (0..hosts).filter(|&h| h != receiver).collect();
             rng.shuffle(&mut others);
             let size = size.expect("checked by the scenario");
-            others[..n as usize]
-                .iter()
-                .map(|&s| FlowSpec {
-                    src: s,
-                    dst: receiver,
-                    size,
-                    start,
-                })
-                .collect()
+            Traffic::plain(
+                others[..n as usize]
+                    .iter()
+                    .map(|&s| FlowSpec {
+                        src: s,
+                        dst: receiver,
+                        size,
+                        start,
+                    })
+                    .collect(),
+            )
         }
         WorkloadKind::Trace => {
             let name = w.cdf.as_ref().expect("checked by the scenario");
@@ -188,7 +231,44 @@ pub fn generate(
             }
             let duration = w.duration.as_ref().expect("checked by the scenario").value;
             let arrivals = w.arrivals.unwrap_or(Arrivals::Poisson);
-            trace(&cdf, hosts, rate, load, start, duration, arrivals, seed)
+            // ConWeave run.py: a "50 %" load on a 2:1 tree offers each host 25 %.
+            let host_load = match w.load_basis.unwrap_or(LoadBasis::Host) {
+                LoadBasis::Host => load,
+                LoadBasis::Fabric => load * net.fabric_share,
+            };
+            let mut t = Traffic::plain(trace(&cdf, hosts, rate, host_load, start, duration, arrivals, seed));
+            t.measure_until = w.cooldown.as_ref().map(|c| start + duration + c.value);
+            t
+        }
+        WorkloadKind::RingAllreduce | WorkloadKind::ButterflyAllreduce | WorkloadKind::Alltoall => {
+            let size = size.expect("checked by the scenario");
+            let layout = w.layout.unwrap_or(Layout::HostOrder);
+            let ranks = collective::ranks(hosts, net.hosts_per_tor, layout);
+            if hosts < 2 {
+                return Err(ScenarioError::new("topology.hosts", "a collective needs at least 2 hosts"));
+            }
+            let iterations = w.iterations.unwrap_or(1);
+            if iterations == 0 {
+                return Err(ScenarioError::new("workload.iterations", "must be at least 1"));
+            }
+            let mut t = match w.kind {
+                WorkloadKind::RingAllreduce => collective::ring_allreduce(&ranks, size, iterations, start),
+                WorkloadKind::ButterflyAllreduce => collective::butterfly_allreduce(&ranks, size, iterations, start)
+                    .map_err(|m| ScenarioError::new("topology.hosts", format!("butterfly AllReduce {m}")))?,
+                _ => {
+                    let parallel = w.parallel.expect("checked by the scenario");
+                    if parallel == 0 {
+                        return Err(ScenarioError::new("workload.parallel", "must be at least 1"));
+                    }
+                    collective::alltoall(&ranks, size, parallel, iterations, start)
+                }
+            };
+            t.collective = Some(match w.kind {
+                WorkloadKind::RingAllreduce => "ring_allreduce",
+                WorkloadKind::ButterflyAllreduce => "butterfly_allreduce",
+                _ => "alltoall",
+            });
+            t
         }
         WorkloadKind::Flows => {
             let file = w.file.as_ref().expect("checked by the scenario");
@@ -202,11 +282,17 @@ pub fn generate(
                 .map_err(|m| ScenarioError::new("workload.file", format!("{}: {m}", path.display())))?
         }
     };
-    Ok(specs)
+    if let Some(w) = &w.warmup {
+        traffic.measure_from = start + w.value;
+    }
+    Ok(traffic)
 }
 
-/// CSV with a header naming the columns src, dst, size_bytes, start_us (any order).
-pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
+/// CSV with a header naming the columns src, dst, size_bytes, start_us (any
+/// order), and optionally `after`: the rows (0-based, among the flows, earlier
+/// only) whose data must arrive before this flow starts, separated by `;`,
+/// and `step`: a collective step number to report times by.
+pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Traffic, String> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -215,11 +301,12 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
     let find = |name: &str| {
         cols.iter().position(|c| *c == name).ok_or(format!(
-            "header lacks column \"{name}\" (need src,dst,size_bytes,start_us)"
+            "header lacks column \"{name}\" (need src,dst,size_bytes,start_us; after and step are optional)"
         ))
     };
     let (ci, di, zi, ti) = (find("src")?, find("dst")?, find("size_bytes")?, find("start_us")?);
-    let mut out = Vec::new();
+    let (ai, si) = (find("after").ok(), find("step").ok());
+    let mut out = Traffic::default();
     for (ln, line) in lines {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         let get = |i: usize, what: &str| f.get(i).copied().ok_or(format!("line {}: missing {what}", ln + 1));
@@ -248,12 +335,35 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
         if !(us >= 0.0) {
             return Err(format!("line {}: start_us must be >= 0", ln + 1));
         }
-        out.push(FlowSpec {
+        let row = out.flows.len() as u32;
+        let mut after = Vec::new();
+        for dep in ai.map_or("", |i| f.get(i).copied().unwrap_or("")).split(';').map(str::trim) {
+            if dep.is_empty() {
+                continue;
+            }
+            let d: u32 = dep
+                .parse()
+                .map_err(|_| format!("line {}: after entry \"{dep}\" is not a row number", ln + 1))?;
+            if d >= row {
+                return Err(format!(
+                    "line {}: after names row {d}, but a flow may only wait for earlier rows (this is row {row})",
+                    ln + 1
+                ));
+            }
+            after.push(d);
+        }
+        let step = match si.and_then(|i| f.get(i)).filter(|v| !v.is_empty()) {
+            Some(v) => v.parse().map_err(|_| format!("line {}: step is not an integer", ln + 1))?,
+            None => 0,
+        };
+        out.flows.push(FlowSpec {
             src,
             dst,
             size,
             start: SimTime((us * 1e6).round() as u64),
         });
+        out.after.push(after);
+        out.step.push(step);
     }
     Ok(out)
 }
@@ -326,7 +436,12 @@ mod tests {
     #[test]
     fn csv_errors_name_the_line() {
         let ok = parse_flow_csv("src,dst,size_bytes,start_us\n0,1,4096,0\n2,0,10,1.5\n", 4).unwrap();
-        assert_eq!(ok[1].start, SimTime(1_500_000));
+        assert_eq!(ok.flows[1].start, SimTime(1_500_000));
+        let deps = parse_flow_csv("src,dst,size_bytes,start_us,after,step\n0,1,9,0,,0\n1,2,9,0,,0\n2,3,9,0,0;1,1\n", 4).unwrap();
+        assert_eq!(deps.after, vec![vec![], vec![], vec![0, 1]]);
+        assert_eq!(deps.step, vec![0, 0, 1]);
+        let e = parse_flow_csv("src,dst,size_bytes,start_us,after\n0,1,9,0,1\n1,2,9,0,\n", 4).unwrap_err();
+        assert!(e.contains("line 2") && e.contains("earlier rows"), "{e}");
         let e = parse_flow_csv("src,dst,size_bytes,start_us\n0,9,4096,0\n", 4).unwrap_err();
         assert!(e.contains("line 2") && e.contains("dst 9"), "{e}");
         assert!(parse_flow_csv("a,b\n", 4).unwrap_err().contains("src"));

@@ -1,0 +1,178 @@
+//! AI collectives, flow dependencies and the ideal FCT (issue "Datacenter
+//! traces and AI collectives").
+
+mod common;
+use common::{run_ok, scenario};
+use lbsim_core::{build, metrics::FlowRecord, Scenario};
+
+/// Every dependent flow started exactly when the last flow it waited for
+/// arrived (the engine adds no delay and never starts one early).
+fn assert_waits(flows: &[FlowRecord], after: impl Fn(&FlowRecord) -> Vec<usize>) {
+    for f in flows {
+        let deps = after(f);
+        if let Some(last) = deps.iter().map(|&d| flows[d].receiver_finish_us).reduce(f64::max) {
+            assert_eq!(f.start_us, last, "flow {} starts when its last dependency arrives", f.id);
+        }
+    }
+}
+
+/// A lone flow on one idle path (ECMP) takes exactly its ideal time:
+/// slowdown 1, on 2 and 3 tiers, for one packet, a partial last packet and
+/// many packets. Sprayed, the short last packet can overtake the full one
+/// before it on another path and land up to one serialization earlier than
+/// the single-path ideal; the slowdown is still 1.
+#[test]
+fn lone_flow_slowdown_is_exactly_one() {
+    let dir = std::env::temp_dir().join(format!("lbsim-ideal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for tiers in [2, 3] {
+        for size in [1u64, 5000, 1_000_000, 8 << 20] {
+            std::fs::write(dir.join("one.csv"), format!("src,dst,size_bytes,start_us\n0,127,{size},1\n")).unwrap();
+            for lb in ["ecmp", "reps"] {
+                let s = scenario(&format!(
+                    "[topology]\ntiers = {tiers}\n[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"
+                ));
+                let f = &run_ok(&s, Some(&dir)).flows[0];
+                let what = format!("{lb}, {tiers} tiers, {size} B");
+                if lb == "ecmp" {
+                    assert_eq!(f.fct_us, f.ideal_fct_us, "{what}");
+                } else {
+                    assert!(f.fct_us <= f.ideal_fct_us && f.fct_us > f.ideal_fct_us - 0.082, "{what}");
+                }
+                assert_eq!(f.slowdown, 1.0, "{what}");
+                assert!(f.measured);
+            }
+        }
+    }
+}
+
+/// Ring AllReduce on an idle tree, hosts in order: no two flows share a
+/// link, so each rank's chain of 2(N−1) steps crosses consecutive ring hops
+/// at their ideal times. The collective finishes within 5 % of the longest
+/// such chain (REPS §4.2; the issue's closed-form check).
+#[test]
+fn ring_allreduce_matches_closed_form() {
+    let s = scenario(
+        "[topology]\nhosts = 32\nradix = 8\n\
+         [workload]\nkind = \"ring_allreduce\"\nsize = \"4MiB\"\n",
+    );
+    let out = run_ok(&s, None);
+    let n = 32;
+    assert_eq!(out.flows.len(), 2 * (n - 1) * n);
+    assert_eq!(out.summary.unfinished_flows, 0);
+    // hop[r]: the ideal time of one chunk from rank r to rank r + 1.
+    let hop: Vec<f64> = (0..n).map(|r| out.flows[r].ideal_fct_us).collect();
+    assert!(hop[7] > hop[0], "crossing to the next ToR takes longer than staying under one");
+    let closed = (0..n)
+        .map(|r| (0..2 * (n - 1)).map(|k| hop[(r + k) % n]).sum::<f64>())
+        .fold(0.0, f64::max);
+    let got = out.summary.collective_us;
+    assert!(got >= closed * 0.999 && got <= closed * 1.05, "ring AllReduce {got} us, closed form {closed} us");
+    // The steps table covers every step, in order.
+    let steps = out.tables.iter().find(|t| t.name == "steps").expect("a steps table");
+    assert_eq!(steps.rows(), 2 * (n - 1));
+    // Step s of rank r waits for step s − 1 of rank r − 1 (flow ids: step · n + rank).
+    assert_waits(&out.flows, |f| match f.step as usize {
+        0 => vec![],
+        s => vec![(s - 1) * n + (f.id as usize % n + n - 1) % n],
+    });
+}
+
+/// Butterfly AllReduce: 2·log2 N steps; every step starts only when the
+/// partner's previous chunk has arrived, and the whole takes at least the
+/// sum of its steps' ideal times.
+#[test]
+fn butterfly_allreduce_respects_its_steps() {
+    let s = scenario(
+        "[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"reps\"\n\
+         [workload]\nkind = \"butterfly_allreduce\"\nsize = \"4MiB\"\nlayout = \"cross_spine\"\n",
+    );
+    let out = run_ok(&s, None);
+    let n = 32usize;
+    assert_eq!(out.flows.len(), 10 * n);
+    assert_eq!(out.summary.unfinished_flows, 0);
+    let partner = |step: usize| n >> (if step < 5 { step + 1 } else { 10 - step });
+    assert_eq!(out.flows[0].size_bytes, 2 << 20);
+    assert_eq!(out.flows[4 * n].size_bytes, (4 << 20) / 32);
+    // Flow ids are step · n + rank, whatever host the layout gives each rank.
+    assert_waits(&out.flows, |f| match f.step as usize {
+        0 => vec![],
+        s => {
+            let rank = f.id as usize % n;
+            vec![(s - 1) * n + (rank ^ partner(s - 1))]
+        }
+    });
+    let lower: f64 = (0..10).map(|s| out.flows[s * n].ideal_fct_us).sum();
+    assert!(out.summary.collective_us >= lower, "{} < {lower}", out.summary.collective_us);
+    assert!(out.summary.collective_us < 2.0 * lower, "{} vs {lower}", out.summary.collective_us);
+}
+
+/// AllToAll with 2 parallel connections: no node ever has more than two
+/// messages under way, and message k starts when message k − 2 arrives.
+#[test]
+fn alltoall_limits_parallel_connections() {
+    let s = scenario(
+        "[topology]\nhosts = 16\nradix = 8\n\
+         [workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 2\n",
+    );
+    let out = run_ok(&s, None);
+    assert_eq!(out.flows.len(), 16 * 15);
+    assert_eq!(out.summary.unfinished_flows, 0);
+    for src in 0..16 {
+        let mine: Vec<&FlowRecord> = out.flows.iter().filter(|f| f.src == src).collect();
+        for f in &mine {
+            let open = mine
+                .iter()
+                .filter(|g| g.start_us <= f.start_us && g.receiver_finish_us > f.start_us)
+                .count();
+            assert!(open <= 2, "host {src} has {open} messages open at {} us", f.start_us);
+        }
+        for k in 2..mine.len() {
+            assert_eq!(mine[k].start_us, mine[k - 2].receiver_finish_us);
+        }
+    }
+}
+
+/// Dependencies from a file: a flow that waits for one that can never
+/// finish (its host is cut off) is reported unfinished and never started;
+/// the run still ends.
+#[test]
+fn file_dependencies_and_unfinishable_waits() {
+    let dir = std::env::temp_dir().join(format!("lbsim-deps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("deps.csv"),
+        "src,dst,size_bytes,start_us,after,step\n0,9,100000,0,,0\n1,9,100000,0,,0\n9,2,100000,5,0;1,1\n3,127,1000,0,,0\n127,4,1000,0,3,1\n",
+    )
+    .unwrap();
+    let s = scenario(
+        "stop_at = \"2ms\"\n[workload]\nkind = \"flows\"\nfile = \"deps.csv\"\n\
+         [[failures]]\nkind = \"down\"\nlink = \"t0_15->h127\"\nat = \"0us\"\n",
+    );
+    let out = lbsim_core::run(&s, Some(&dir)).unwrap();
+    let f = &out.flows;
+    assert!(f[0].finished && f[1].finished && f[2].finished);
+    assert_eq!(f[2].start_us, f[0].receiver_finish_us.max(f[1].receiver_finish_us).max(5.0));
+    assert!(!f[3].finished, "its receiver's link is down");
+    assert!(!f[4].finished && f[4].start_us.is_nan(), "never started: waits for flow 3");
+    assert_eq!(out.summary.unfinished_flows, 2);
+}
+
+#[test]
+fn bad_collective_keys_are_named() {
+    for (toml, key) in [
+        ("[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\n", "workload.parallel"),
+        ("[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 0\n", "workload.parallel"),
+        ("[workload]\nkind = \"ring_allreduce\"\n", "workload.size"),
+        ("[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nparallel = 2\n", "workload.parallel"),
+        ("[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nlayout = \"diagonal\"\n", "workload.layout"),
+        ("[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\niterations = 0\n", "workload.iterations"),
+        ("[topology]\nhosts = 24\nradix = 8\n[workload]\nkind = \"butterfly_allreduce\"\nsize = \"1MiB\"\n", "topology.hosts"),
+        ("[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\ncooldown = \"1ms\"\n", "workload.cooldown"),
+    ] {
+        let e = Scenario::from_toml(toml)
+            .and_then(|s| build::build(&s, None).map(|_| ()))
+            .expect_err(toml);
+        assert_eq!(e.key, key, "{toml}: {e}");
+    }
+}
