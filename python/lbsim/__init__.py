@@ -12,7 +12,7 @@ files and plots.
 
 from __future__ import annotations
 
-from . import _core, theory
+from . import _core, fct, theory
 from .errors import LbsimError, ScenarioError
 from .results import Result, load
 from .runner import run
@@ -26,6 +26,7 @@ __all__ = [
     "Result",
     "Scenario",
     "ScenarioError",
+    "fct",
     "SweepResult",
     "__version__",
     "load",

@@ -47,7 +47,7 @@ __all__ = ["Result", "load", "ideal_fct_us", "parse_rate_bps", "RUN_FILES", "OPT
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
-OPTIONAL_TABLES = ("ports", "drops_series", "rtt", "failures")
+OPTIONAL_TABLES = ("steps", "ports", "drops_series", "rtt", "failures")
 
 Columns = Mapping[str, np.ndarray]
 
@@ -212,17 +212,26 @@ class Result:
                     "drops_series": "set observe.drops = true",
                     "rtt": "set observe.rtt = true",
                     "failures": "the scenario has no [[failures]]",
+                    "steps": "the workload is not a collective",
                 }.get(name, "")
                 raise LbsimError(f"this run has no {name!r} table" + (f" ({hint})" if hint else ""))
         return self._frames[name]
 
     @property
     def flows(self) -> pd.DataFrame:
-        """One row per message: id, src, dst, size_bytes, lb, start_us,
-        receiver_finish_us, sender_finish_us, fct_us (NaN if unfinished),
+        """One row per message: id, src, dst, size_bytes, lb, step (within a
+        collective), start_us, receiver_finish_us, sender_finish_us, fct_us
+        (NaN if unfinished), ideal_fct_us (alone on the idle network),
+        slowdown (max(1, fct/ideal)), measured (counted by the statistics),
         finished, retransmissions, timeouts, nacks, drops, explored_evs,
         recycled_evs, freeze_entries, frozen_us."""
         return self.table("flows")
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """A collective's steps: step, flows, bytes, start_us (first start),
+        end_us (last arrival), duration_us."""
+        return self.table("steps")
 
     @property
     def ports(self) -> pd.DataFrame:

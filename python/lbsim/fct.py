@@ -1,0 +1,108 @@
+"""FCT slowdown statistics by flow size, as ConWeave reports them (§4.1,
+Figs. 12, 13 and 17; its ``fctAnalysis.py``), for load balancers judged on
+datacenter traces.
+
+- :func:`slowdown_by_size`: the measured flows sorted by size and cut into 20
+  buckets of equal count; per bucket its largest size and the mean, p50, p95,
+  p99 and p99.9 slowdown.
+- :func:`slowdown_by_bdp`: the same statistics for flows under one BDP and
+  for flows of one BDP or more.
+
+Only flows the run marks ``measured`` count: finished, not started in the
+warm-up, not finished after the cool-down (``workload.warmup``,
+``workload.cooldown``). Percentiles follow ConWeave: the value at index
+``int(n · p)`` of the sorted slowdowns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .errors import LbsimError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .results import Result
+
+__all__ = ["STATS", "percentile", "slowdown_by_size", "slowdown_by_bdp", "measured_flows"]
+
+#: The statistics each row reports, with their quantile (None: the mean).
+STATS: dict[str, float | None] = {"mean": None, "p50": 0.5, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+
+
+def percentile(sorted_values: np.ndarray, p: float) -> float:
+    """ConWeave's percentile: ``sorted[int(n · p)]`` (clamped to the last)."""
+    n = len(sorted_values)
+    if n == 0:
+        return float("nan")
+    return float(sorted_values[min(int(n * p), n - 1)])
+
+
+def _stats(slowdowns: np.ndarray) -> dict[str, float]:
+    s = np.sort(slowdowns)
+    return {
+        name: (float(s.mean()) if len(s) else float("nan")) if q is None else percentile(s, q)
+        for name, q in STATS.items()
+    }
+
+
+def measured_flows(runs: Result | Iterable[Result]) -> pd.DataFrame:
+    """The measured flows of one run or several (pooled, e.g. the seeds of a sweep)."""
+    import pandas as pd
+
+    from .results import Result
+
+    runs = [runs] if isinstance(runs, Result) else list(runs)
+    frames = []
+    for r in runs:
+        f = r.flows
+        if "measured" not in f:
+            raise LbsimError("these results predate slowdown statistics; run them again")
+        frames.append(f[f["measured"]])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def slowdown_by_size(runs: Result | Iterable[Result], buckets: int = 20) -> pd.DataFrame:
+    """One row per size bucket: ``bucket``, ``flows``, ``max_size_bytes`` and :data:`STATS`."""
+    import pandas as pd
+
+    f = measured_flows(runs)
+    if len(f) < buckets:
+        raise LbsimError(f"{len(f)} measured flows cannot fill {buckets} buckets")
+    order = np.argsort(f["size_bytes"].to_numpy(), kind="stable")
+    size = f["size_bytes"].to_numpy()[order]
+    slow = f["slowdown"].to_numpy(dtype=float)[order]
+    n = len(f)
+    rows = []
+    for i in range(buckets):
+        lo, hi = int(i * n / buckets), int((i + 1) * n / buckets)
+        rows.append({"bucket": i, "flows": hi - lo, "max_size_bytes": int(size[hi - 1]), **_stats(slow[lo:hi])})
+    return pd.DataFrame(rows)
+
+
+def slowdown_by_bdp(runs: Result | Iterable[Result], bdp_bytes: float | None = None) -> pd.DataFrame:
+    """Two rows, ``<1BDP`` and ``>=1BDP`` (ConWeave's short and long flows):
+    ``group``, ``flows`` and :data:`STATS`. The BDP defaults to the run's
+    (``summary["bdp_bytes"]``: the host rate times the longest path's base RTT)."""
+    import pandas as pd
+
+    from .results import Result
+
+    runs = [runs] if isinstance(runs, Result) else list(runs)
+    if bdp_bytes is None:
+        bdps = {float(r.summary["bdp_bytes"]) for r in runs}
+        if len(bdps) != 1:
+            raise LbsimError(f"runs differ in BDP ({sorted(bdps)}); pass bdp_bytes")
+        bdp_bytes = bdps.pop()
+    f = measured_flows(runs)
+    short = f["size_bytes"].to_numpy() < bdp_bytes
+    slow = f["slowdown"].to_numpy(dtype=float)
+    rows = [
+        {"group": "<1BDP", "flows": int(short.sum()), **_stats(slow[short])},
+        {"group": ">=1BDP", "flows": int((~short).sum()), **_stats(slow[~short])},
+    ]
+    return pd.DataFrame(rows)
