@@ -121,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--list", action="store_true", help="list the figures and what each paper reports")
     sp.add_argument("--out", type=Path, default=Path("results/reproduce"))
     sp.add_argument("--scenarios", type=Path, default=Path("scenarios"), help="where the scenarios/ folder is")
+    sp.add_argument("--quick", action="store_true", help="a smaller version that runs in seconds (what CI runs)")
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     from .theory_cli import add_parser as add_theory_parser
@@ -251,7 +252,7 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
             print(f"{name:12s} {fig.scenario}\n{'':12s} paper: {fig.paper}")
         return 0
     for name in a.figures:
-        d = reproduce(name, out=a.out, scenarios=a.scenarios, progress=not a.quiet)
+        d = reproduce(name, out=a.out, scenarios=a.scenarios, progress=not a.quiet, quick=a.quick)
         print(f"{name}: {d}")
     return 0
 

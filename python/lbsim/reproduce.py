@@ -33,11 +33,18 @@ class Figure:
 
     scenario: str
     variants: Mapping[str, Overrides]
-    plot: str  # "timeseries", "bars" (by variant), "lines" (completion against `x`)
+    #: "timeseries", "bars" (`metric` by variant), "lines" (`metric` against
+    #: `x`), "trace" (mean and p99 slowdown against `x`, and per size bucket at the largest x).
+    plot: str
     paper: str
     x_label: str = ""
-    #: For "lines": each variant's x value; variants are named "<x>/<lb>".
+    #: For "lines" and "trace": each variant's x value; variants are named "<x>/<lb>".
     x: Mapping[str, float] = field(default_factory=dict)
+    #: The summary value "bars" and "lines" draw.
+    metric: str = "max_fct_us"
+    #: Overrides for the quick version (``--quick``): a smaller network or
+    #: workload that keeps the comparison, for CI and a first look.
+    quick: Overrides = field(default_factory=dict)
 
 
 def _lbs(*names: str) -> dict[str, Overrides]:
@@ -53,6 +60,27 @@ _FIG07_MODES: dict[str, str] = {
 }
 
 _FIG08_FRACTIONS = (0.05, 0.1, 0.25, 0.5)
+
+#: REPS §4.3.1: "different load levels, ranging from 40% to 100%".
+_TRACE_LOADS = (0.4, 0.6, 0.8, 1.0)
+_TRACE_LBS = ("ecmp", "ops", "reps")
+
+
+def _trace_variants() -> dict[str, Overrides]:
+    return {f"{x}/{lb}": {"lb.kind": lb, "workload.load": x} for x, lb in itertools.product(_TRACE_LOADS, _TRACE_LBS)}
+
+
+_TRACE_X = {f"{x}/{lb}": x for x, lb in itertools.product(_TRACE_LOADS, _TRACE_LBS)}
+
+#: 32 hosts (8 ToRs of 4, 4 spines) instead of 128.
+_SMALL_TREE: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8}
+
+#: REPS §4.2 collectives; 8 parallel AllToAll connections per node is our choice (the paper gives none).
+_COLLECTIVES: dict[str, Overrides] = {
+    "ring": {"workload.kind": "ring_allreduce"},
+    "butterfly": {"workload.kind": "butterfly_allreduce"},
+    "alltoall": {"workload.kind": "alltoall", "workload.parallel": 8},
+}
 
 FIGURES: dict[str, Figure] = {
     "reps-fig01": Figure(
@@ -102,6 +130,34 @@ FIGURES: dict[str, Figure] = {
         x_label="Fraction of fabric cables failed",
         x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))},
     ),
+    "reps-fig02-traces": Figure(
+        "reps/fig02_websearch.toml",
+        _trace_variants(),
+        "trace",
+        "WebSearch at 40-100 % load: per-packet schemes clearly ahead of per-flow ones; REPS about "
+        "5 % ahead of OPS at high load.",
+        x_label="Offered load (fraction of the host link)",
+        x=_TRACE_X,
+        quick={**_SMALL_TREE, "workload.duration": "300us"},
+    ),
+    "reps-fig02-collectives": Figure(
+        "reps/fig02_collectives.toml",
+        {f"{c}/{lb}": {**o, "lb.kind": lb} for c, o in _COLLECTIVES.items() for lb in _TRACE_LBS},
+        "bars",
+        "Ring AllReduce the same for most load balancers; REPS up to 20 % ahead on AllToAll.",
+        metric="collective_us",
+        quick={**_SMALL_TREE, "workload.size": "1MiB"},
+    ),
+    "reps-fig04-traces": Figure(
+        "reps/fig04_websearch_slow_uplinks.toml",
+        _trace_variants(),
+        "trace",
+        "2 % of ToR uplinks at 200 Gbps: REPS 25 % ahead of the second best and 10x ahead of ECMP at 100 % load.",
+        x_label="Offered load (fraction of the host link)",
+        x=_TRACE_X,
+        # 32 hosts have 32 ToR uplinks: 2 % of them would round to none, so slow one (3 %).
+        quick={**_SMALL_TREE, "workload.duration": "300us", "rate_overrides": '[{links = "tor_uplinks", count = 1, rate = "200Gbps"}]'},
+    ),
     "reps-fig15": Figure(
         "reps/fig15_forced_freezing.toml",
         {"normal": {"lb.reps.force_freeze_at": "never"}, "forced": {}},
@@ -141,6 +197,9 @@ def row(name: str, r: Result) -> dict[str, Any]:
         "congestion_drops": s["drops"]["congestion"],
         "retransmissions": s.get("retransmissions"),
         "freeze_entries": int(f["freeze_entries"].sum()),
+        "mean_slowdown": s.get("mean_slowdown"),
+        "p99_slowdown": s.get("p99_slowdown"),
+        "collective_us": s.get("collective_us"),
     }
     if (f["lb"] != f["lb"].iloc[0]).any():
         for lb, part in f.groupby("lb"):
@@ -150,15 +209,44 @@ def row(name: str, r: Result) -> dict[str, Any]:
     return out
 
 
+def _trace_figure(fig: Figure, results: Mapping[str, Result], stem: Path) -> None:
+    """Mean and p99 slowdown against load per load balancer, and the
+    slowdown per size bucket at the largest load (``stem``-buckets)."""
+    import matplotlib.pyplot as plt
+
+    from .plot import style
+    from .plot.slowdown import slowdown_figure
+
+    lbs = style.sort_labels(sorted({v.split("/")[1] for v in results}))
+    with style.context():
+        f, axes = plt.subplots(1, 2, figsize=(7.0, 2.6), layout="constrained")
+        for ax, stat in zip(axes, ("mean_slowdown", "p99_slowdown")):
+            style.apply(ax)
+            for lb in lbs:
+                vs = [v for v in results if v.endswith("/" + lb)]
+                ys = [results[v].summary.get(stat) for v in vs]
+                ax.plot([fig.x[v] for v in vs], [y if y is not None else float("nan") for y in ys],
+                        marker="o", color=style.color(lb), label=style.label(lb))
+            ax.set_xlabel(fig.x_label)
+            ax.set_ylabel(("Average" if stat == "mean_slowdown" else "p99") + " FCT slowdown")
+        axes[0].legend()
+        style.save(f, stem)
+    top = max(fig.x.values())
+    slowdown_figure({lb: [results[v] for v in results if fig.x[v] == top and v.endswith("/" + lb)] for lb in lbs},
+                    stem.with_name(stem.name + "-buckets"))
+
+
 def reproduce(
     name: str,
     out: str | Path = "results/reproduce",
     scenarios: str | Path = "scenarios",
     progress: bool = True,
     log: Callable[[str], None] = print,
+    quick: bool = False,
 ) -> Path:
     """Run figure ``name`` (a key of :data:`FIGURES`) and write its runs,
-    plot and ``summary.csv`` under ``out/name``. Returns that directory."""
+    plot and ``summary.csv`` under ``out/name`` (``out/name-quick`` for the
+    quick version). Returns that directory."""
     import pandas as pd
 
     from .plot import style
@@ -170,10 +258,10 @@ def reproduce(
     path = Path(scenarios) / fig.scenario
     if not path.is_file():
         raise LbsimError(f"{path} not found: run from the repository root or pass --scenarios DIR")
-    d = Path(out) / name
+    d = Path(out) / (name + ("-quick" if quick else ""))
     results: dict[str, Result] = {}
     for variant, overrides in fig.variants.items():
-        s = Scenario.load(path).with_overrides(overrides)
+        s = Scenario.load(path).with_overrides({**(fig.quick if quick else {}), **overrides})
         log(f"{name}: {variant}")
         results[variant] = run(s, progress=progress, out=d / variant.replace("/", "_"))
     table = pd.DataFrame([row(v, r) for v, r in results.items()])
@@ -181,6 +269,8 @@ def reproduce(
 
     if fig.plot == "timeseries":
         timeseries_figure(results, d / name)
+    elif fig.plot == "trace":
+        _trace_figure(fig, results, d / name)
     else:
         import matplotlib.pyplot as plt
 
@@ -190,19 +280,19 @@ def reproduce(
             if fig.plot == "lines":
                 for lb in style.sort_labels(sorted({v.split("/")[1] for v in results})):
                     xs = [fig.x[v] for v in results if v.endswith("/" + lb)]
-                    ys = [results[v].summary.get("max_fct_us") for v in results if v.endswith("/" + lb)]
+                    ys = [results[v].summary.get(fig.metric) for v in results if v.endswith("/" + lb)]
                     ax.plot(xs, [y if y is not None else float("nan") for y in ys], marker="o",
                             color=style.color(lb), label=style.label(lb))
                 ax.set_xlabel(fig.x_label)
                 ax.legend()
             else:
                 names = list(results)
-                heights = [float(results[v].summary.get("max_fct_us") or "nan") for v in names]
+                heights = [float(results[v].summary.get(fig.metric) or "nan") for v in names]
                 colors = [style.color(v.split("/")[-1]) for v in names]
                 ax.bar(range(len(names)), heights, color=colors)
                 ax.set_xticks(range(len(names)), names, rotation=45 if len(names) > 4 else 0, ha="right"
                               if len(names) > 4 else "center", fontsize=7)
-            ax.set_ylabel("Completion time (µs)")
+            ax.set_ylabel("Collective completion time (µs)" if fig.metric == "collective_us" else "Completion time (µs)")
             style.save(f, d / name)
     log(table.to_string(index=False))
     return d
