@@ -3,9 +3,10 @@
 //! create flows with their load balancer and congestion control, and
 //! schedule failures. Every error names the scenario key.
 
-use crate::cc::{CongestionControl, DctcpVariant};
+use crate::cc::credit_pacer::CreditPacers;
+use crate::cc::{CongestionControl, DctcpVariant, EqdsSender};
 use crate::failure;
-use crate::lb::{ecmp::Ecmp, ops::Ops, reps::Reps, reps::RepsConfig, Lb};
+use crate::lb::{adaptive::Adaptive, ecmp::Ecmp, ops::Ops, reps::Reps, reps::RepsConfig, Lb};
 use crate::net::PortId;
 use crate::net::{Network, Node, QueueParams};
 use crate::observe::Observer;
@@ -203,6 +204,8 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     };
     let init_cwnd = cwnd_key(&s.cc.initial_cwnd, "cc.initial_cwnd")?;
     let max_cwnd = cwnd_key(&s.cc.max_cwnd, "cc.max_cwnd")?;
+    // EQDS: whole packets a message sends before any credit (at least one, to announce it).
+    let unsolicited = cwnd_key(&s.cc.eqds.unsolicited, "cc.eqds.unsolicited")?.div_ceil(mtu) as u32;
     let r = &s.lb.reps;
     let explore = r
         .explore_after_freeze
@@ -234,12 +237,20 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         .map(|(i, (&spec, kind))| {
             let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
             let cc = match s.cc.kind {
-                CcKind::Dctcp => CongestionControl::Dctcp(DctcpVariant::new(init_cwnd, max_cwnd, mtu)),
+                CcKind::Dctcp => {
+                    let v = DctcpVariant::new(init_cwnd, max_cwnd, mtu);
+                    CongestionControl::Dctcp(match s.cc.wait_to_decrease {
+                        true => v.with_wait_to_decrease(s.cc.wtd_alpha),
+                        false => v,
+                    })
+                }
+                CcKind::Eqds => CongestionControl::Eqds(EqdsSender::new(unsolicited)),
             };
             let lb = match kind {
                 LbKind::Ecmp => Lb::Ecmp(Ecmp::new(&mut rng, s.lb.entropy_space)),
                 LbKind::Ops => Lb::Ops(Ops::new(s.lb.entropy_space)),
                 LbKind::Reps => Lb::Reps(Reps::new(reps_cfg.clone())),
+                LbKind::Adaptive => Lb::Adaptive(Adaptive),
             };
             let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
             let mut f = Flow::new(spec, mtu as u32, header as u32, cc, lb, rng, rtt);
@@ -261,6 +272,8 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         rto,
         trimming: q.trimming,
         ack_bytes: ack as u32,
+        ack_ratio: s.transport.ack_ratio,
+        ack_delay: s.transport.ack_delay.value,
         freeze_rtt_factor: r.freeze_rtt_factor,
         stop_at: s.stop_at.value,
         base_rtt,
@@ -272,6 +285,14 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let plans = failure::plan(s, &net)?;
     failure::apply_rate_overrides(s, &mut net)?;
     let observer = observer(s, &net)?;
+    let pacers = (s.cc.kind == CcKind::Eqds).then(|| {
+        // The link into each host sets its pace: its ToR's downlink.
+        let hpt = net.shape.hosts_per_tor;
+        let links = (0..s.topology.hosts)
+            .map(|h| net.switches[net.hosts[h as usize].tor as usize].down[(h % hpt) as usize])
+            .collect();
+        CreditPacers::new(links, flows.len(), unsolicited, mtu, s.cc.eqds.pull_rate)
+    });
 
     let mut sim = Simulation::new(net, flows, params);
     sim.set_workload_meta(WorkloadMeta {
@@ -280,6 +301,9 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         measure_until: traffic.measure_until,
         collective: traffic.collective,
     });
+    if let Some(p) = pacers {
+        sim.set_credit_pacers(p);
+    }
     sim.set_failures(plans, s.routing.convergence.value);
     if let Some(obs) = observer {
         sim.set_observer(obs);

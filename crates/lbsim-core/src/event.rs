@@ -25,6 +25,10 @@ pub enum Event {
     RouteUpdate { port: u32, down: bool },
     /// Time-series sampling.
     SampleTick,
+    /// A receiving host's EQDS credit pacer may issue its next credit.
+    CreditPace { host: u32 },
+    /// A flow's partial batch of coalesced ACKs has waited `transport.ack_delay` (lazy, may re-arm).
+    AckFlush { flow: u32 },
 }
 
 /// A monotone radix heap over 128-bit keys (time << 64 | sequence). Every

@@ -7,6 +7,7 @@
 //! println!("max FCT {} us", out.summary.max_fct_us);
 //! ```
 
+pub mod ack_coalescing;
 pub mod build;
 pub mod cc;
 pub mod event;

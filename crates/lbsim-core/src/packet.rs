@@ -8,15 +8,23 @@ pub type PacketId = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacketKind {
     Data,
+    /// Acknowledges packet `seq`.
     Ack,
+    /// A coalesced ACK (`transport.ack_ratio` > 1): acknowledges the `span`
+    /// seqs the receiver logged from position `seq` of the flow's ACK log.
+    AckBatch,
+    /// A trimmed packet `seq` reached the receiver.
     Nack,
+    /// EQDS credit: `seq` is the cumulative number of credits the receiver
+    /// has granted the flow, so a lost credit is made up by the next one.
+    Credit,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     pub kind: PacketKind,
     pub flow: u32,
-    /// Packet index within the message (data) or the index acknowledged (ACK/NACK).
+    /// Packet index within the message (data) or the index acknowledged (ACK/NACK); see `PacketKind`.
     pub seq: u32,
     pub src: u32,
     pub dst: u32,
@@ -28,6 +36,10 @@ pub struct Packet {
     pub ecn: bool,
     /// Payload cut by a full queue (packet trimming).
     pub trimmed: bool,
+    /// Switches send it up the shortest uplink queue instead of hashing its EV (adaptive routing).
+    pub adaptive: bool,
+    /// `AckBatch`: how many logged seqs it acknowledges.
+    pub span: u16,
     /// When the data packet (this copy) left the sender; echoed by the ACK for RTT samples.
     pub sent_at: SimTime,
 }

@@ -25,6 +25,8 @@ pub enum StreamTag {
     Asymmetry = 7,
     /// Which flows of a mixed workload use which load balancer.
     LbMix = 8,
+    /// A switch's tie-breaks between equally short queues (adaptive routing).
+    SwitchTieBreak = 9,
 }
 
 /// A small, fast PRNG (SplitMix64 sequence). 8 bytes of state, so every

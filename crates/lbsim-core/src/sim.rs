@@ -6,9 +6,11 @@
 //! queue, and so on until a host receives it. Hosts answer data with an
 //! ACK (or a NACK for a trimmed header) in the priority class.
 
+use crate::ack_coalescing::Trigger;
+use crate::cc::credit_pacer::CreditPacers;
 use crate::event::{Event, EventQueue};
 use crate::failure::{FailurePlan, Fault};
-use crate::lb::TimeoutInfo;
+use crate::lb::{Lb, TimeoutInfo};
 use crate::metrics::{fct_stats, slowdown_stats, step_table, Counters, Drops, FlowRecord, Summary};
 use crate::net::{routing, Network, Node, PortFault, PortId};
 use crate::observe::Observer;
@@ -23,6 +25,10 @@ pub struct SimParams {
     pub rto: SimTime,
     pub trimming: bool,
     pub ack_bytes: u32,
+    /// One ACK per this many data packets (REPS §4.5.1); 1: every packet.
+    pub ack_ratio: u32,
+    /// Longest a partial batch of coalesced ACKs waits; None: until it fills or the message ends.
+    pub ack_delay: Option<SimTime>,
     pub freeze_rtt_factor: f64,
     pub stop_at: SimTime,
     /// For the summary.
@@ -80,6 +86,8 @@ pub struct Simulation {
     /// Routing's lag behind a port going down or up; None: it never catches up.
     convergence: Option<SimTime>,
     observer: Option<Observer>,
+    /// EQDS: the receivers' credit pacers (None under window congestion control).
+    credits: Option<CreditPacers>,
     lost_scratch: Vec<u64>,
     wall_seconds: f64,
     stop_reason: Option<StopReason>,
@@ -107,6 +115,7 @@ impl Simulation {
             meta: WorkloadMeta::default(),
             convergence: None,
             observer: None,
+            credits: None,
             lost_scratch: Vec::new(),
             wall_seconds: 0.0,
             stop_reason: None,
@@ -132,6 +141,11 @@ impl Simulation {
     /// already count its entries in `meta.dependents`.
     pub fn set_workload_meta(&mut self, meta: WorkloadMeta) {
         self.meta = meta;
+    }
+
+    /// Run EQDS: receivers pull data with credits.
+    pub fn set_credit_pacers(&mut self, pacers: CreditPacers) {
+        self.credits = Some(pacers);
     }
 
     /// Record time series while running.
@@ -221,6 +235,8 @@ impl Simulation {
             Event::FlowTimer { flow } => self.on_flow_timer(flow),
             Event::Failure { idx, begin } => self.on_failure(idx, begin),
             Event::RouteUpdate { port, down } => self.on_route_update(port, down),
+            Event::CreditPace { host } => self.on_credit_pace(host),
+            Event::AckFlush { flow } => self.on_ack_flush(flow),
             Event::SampleTick => {
                 if let Some(obs) = &mut self.observer {
                     obs.tick(self.now, &mut self.net, &self.counters);
@@ -447,7 +463,7 @@ impl Simulation {
             return;
         }
         match port.to {
-            Node::Switch(sw) => match self.net.route(sw, self.pool.get(id)) {
+            Node::Switch(sw) => match self.net.route(sw, self.pool.get(id), self.now) {
                 Some(out) => self.enqueue(out, id),
                 None => self.drop_packet(id, true), // routing knows no way there
             },
@@ -492,6 +508,7 @@ impl Simulation {
             let now = self.now;
             let (seq, size, rtx) = f.take_next(now);
             let ev = f.lb.next_ev(now, &mut f.rng, &mut f.lb_stats);
+            let adaptive = matches!(f.lb, Lb::Adaptive(_));
             let arm_timer = !f.timer_pending;
             f.timer_pending = true;
             if f.can_send() {
@@ -518,6 +535,8 @@ impl Simulation {
                 ev,
                 ecn: false,
                 trimmed: false,
+                adaptive,
+                span: 0,
                 sent_at: now,
             };
             return Some((self.pool.alloc(pkt), size));
@@ -532,14 +551,24 @@ impl Simulation {
         debug_assert_eq!(pkt.dst, host);
         match pkt.kind {
             PacketKind::Data => self.receiver_data(host, pkt),
-            PacketKind::Ack => self.sender_ack(pkt),
+            PacketKind::Ack | PacketKind::AckBatch => self.sender_ack(pkt),
             PacketKind::Nack => self.sender_nack(pkt),
+            PacketKind::Credit => self.sender_credit(pkt),
         }
     }
 
-    /// Receiver: accept in any order, answer every packet (REPS §3.1: the
-    /// ACK echoes the EV and the ECN mark), a trimmed header with a NACK.
+    /// Receiver: accept in any order and acknowledge (REPS §3.1: the ACK
+    /// echoes the EV and the ECN mark); a trimmed header gets a NACK at once.
+    /// With `ack_ratio` n > 1, one ACK per n packets (REPS §4.5.1), and at
+    /// once for the packet that ends the message and for any after it is
+    /// whole; `ack_delay` bounds how long a partial batch waits.
     fn receiver_data(&mut self, host: u32, pkt: Packet) {
+        if let Some(c) = &mut self.credits {
+            let npkts = self.flows[pkt.flow as usize].npkts;
+            if let Some(at) = c.on_arrival(host, pkt.flow, npkts, pkt.trimmed, pkt.ev, self.now) {
+                self.events.push(at, Event::CreditPace { host });
+            }
+        }
         let f = &mut self.flows[pkt.flow as usize];
         let kind = if pkt.trimmed {
             self.counters.nacks_sent += 1;
@@ -548,6 +577,24 @@ impl Simulation {
             if f.receive(pkt.seq, self.now) {
                 self.flows_done += 1;
                 self.release_dependents(pkt.flow);
+            }
+            if self.params.ack_ratio > 1 {
+                let f = &mut self.flows[pkt.flow as usize];
+                let trigger = Trigger {
+                    ev: pkt.ev,
+                    ecn: pkt.ecn,
+                    adaptive: pkt.adaptive,
+                    sent_at: pkt.sent_at,
+                };
+                let pending = f.ack_log.push(pkt.seq, trigger, self.now);
+                let ends = pkt.seq + 1 == f.npkts || f.rx_finish.is_some();
+                if pending >= self.params.ack_ratio as usize || ends {
+                    self.send_ack_batch(pkt.flow);
+                } else if let Some(delay) = self.params.ack_delay.filter(|_| !f.ack_log.flush_armed) {
+                    f.ack_log.flush_armed = true;
+                    self.events.push(self.now + delay, Event::AckFlush { flow: pkt.flow });
+                }
+                return;
             }
             self.counters.acks_sent += 1;
             PacketKind::Ack
@@ -575,9 +622,87 @@ impl Simulation {
             let f = &mut self.flows[d as usize];
             f.waiting_on -= 1;
             if f.waiting_on == 0 {
-                self.events.push(f.spec.start.max(self.now), Event::FlowStart { flow: d });
+                self.events
+                    .push(f.spec.start.max(self.now), Event::FlowStart { flow: d });
             }
         }
+    }
+
+    /// Acknowledge a flow's pending batch, echoing its latest packet.
+    fn send_ack_batch(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        let (start, span) = f.ack_log.take();
+        let t = f.ack_log.last;
+        let (host, dst) = (f.spec.dst, f.spec.src);
+        let ack = Packet {
+            kind: PacketKind::AckBatch,
+            flow,
+            seq: start,
+            src: host,
+            dst,
+            size: self.params.ack_bytes,
+            ev: t.ev,
+            ecn: t.ecn,
+            trimmed: false,
+            adaptive: t.adaptive,
+            span,
+            sent_at: t.sent_at,
+        };
+        self.counters.acks_sent += 1;
+        self.counters.packets_sent += 1;
+        let id = self.pool.alloc(ack);
+        let nic = self.net.hosts[host as usize].nic;
+        self.enqueue(nic, id);
+    }
+
+    /// A partial batch may have waited `ack_delay`: acknowledge it, or wait for its due time.
+    fn on_ack_flush(&mut self, flow: u32) {
+        let delay = self.params.ack_delay.expect("armed only with a delay");
+        let log = &mut self.flows[flow as usize].ack_log;
+        log.flush_armed = false;
+        if log.pending() == 0 {
+            return;
+        }
+        let due = log.batch_since + delay;
+        if due <= self.now {
+            self.send_ack_batch(flow);
+        } else {
+            log.flush_armed = true;
+            self.events.push(due, Event::AckFlush { flow });
+        }
+    }
+
+    /// EQDS: a receiving host's pacer sends its next credit, if any flow wants one.
+    fn on_credit_pace(&mut self, host: u32) {
+        let Some(pacers) = &mut self.credits else { return };
+        let flows = &self.flows;
+        let (credit, next) = pacers.issue(host, self.now, &self.net.ports, |f| {
+            flows[f as usize].rx_finish.is_some()
+        });
+        if let Some(at) = next {
+            self.events.push(at, Event::CreditPace { host });
+        }
+        let Some(c) = credit else { return };
+        let f = &self.flows[c.flow as usize];
+        let pkt = Packet {
+            kind: PacketKind::Credit,
+            flow: c.flow,
+            seq: c.count,
+            src: host,
+            dst: f.spec.src,
+            size: self.params.ack_bytes,
+            ev: c.ev,
+            ecn: false,
+            trimmed: false,
+            adaptive: matches!(f.lb, Lb::Adaptive(_)),
+            span: 0,
+            sent_at: self.now,
+        };
+        self.counters.credits_sent += 1;
+        self.counters.packets_sent += 1;
+        let id = self.pool.alloc(pkt);
+        let nic = self.net.hosts[host as usize].nic;
+        self.enqueue(nic, id);
     }
 
     fn sender_ack(&mut self, ack: Packet) {
@@ -592,7 +717,10 @@ impl Simulation {
             obs.rtt_sample(ack.flow, now, now - ack.sent_at);
         }
         f.lb.on_ack(now, ack.ev, ack.ecn, &mut f.lb_stats);
-        let out = f.on_ack(ack.seq);
+        let out = match ack.kind {
+            PacketKind::AckBatch => f.on_ack_batch(ack.seq, ack.span),
+            _ => f.on_ack(ack.seq),
+        };
         if out.newly_acked > 0 {
             f.cc.on_ack(out.newly_acked, ack.ecn);
         }
@@ -612,9 +740,18 @@ impl Simulation {
         }
         f.lb.on_nack(now, nack.ev, &mut f.lb_stats);
         if let Some(size) = f.on_nack(nack.seq) {
-            f.cc.on_loss(size);
+            f.cc.on_nack(size);
         }
         self.make_ready(nack.flow);
+    }
+
+    fn sender_credit(&mut self, credit: Packet) {
+        let f = &mut self.flows[credit.flow as usize];
+        if f.is_done() {
+            return;
+        }
+        f.cc.on_credit(credit.seq);
+        self.make_ready(credit.flow);
     }
 
     fn on_flow_timer(&mut self, flow: u32) {
@@ -630,14 +767,18 @@ impl Simulation {
         if !self.lost_scratch.is_empty() {
             self.counters.timeouts += self.lost_scratch.len() as u64;
             for &size in &self.lost_scratch {
-                f.cc.on_loss(size);
+                f.cc.on_timeout(size);
             }
             let info = TimeoutInfo {
                 looks_like_failure: f.timeout_looks_like_failure(p.trimming, p.freeze_rtt_factor),
             };
             f.lb.on_timeout(now, info, &mut f.lb_stats);
         }
-        if let Some(at) = next {
+        // Nothing in flight and yet unable to send (EQDS waiting for a credit
+        // that may be lost): look again one RTO later.
+        let stalled = next.is_none() && f.inflight == 0 && f.has_work() && !f.can_send();
+        let again = next.or((stalled && f.cc.on_stall()).then_some(now + p.rto));
+        if let Some(at) = again {
             f.timer_pending = true;
             self.events.push(at, Event::FlowTimer { flow });
         }
@@ -657,8 +798,10 @@ impl Simulation {
                     _ => 0,
                 };
                 let fct = f.rx_finish.map(|t| t - f.started_at);
-                let measured = f.started && f.started_at >= self.meta.measure_from
-                    && f.rx_finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
+                let measured = f.started
+                    && f.started_at >= self.meta.measure_from
+                    && f.rx_finish
+                        .is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
                 FlowRecord {
                     id: i as u32,
                     src: f.spec.src,

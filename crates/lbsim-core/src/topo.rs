@@ -49,6 +49,7 @@ impl Builder {
             groups_by_dst: None,
             salt,
             policy: UplinkPolicy::Ecmp,
+            rng: Rng::new(self.p.seed, StreamTag::SwitchTieBreak, id as u64),
         });
         id
     }

@@ -10,6 +10,7 @@
 //! than the RTO that is still unacknowledged lost, then re-arms at the next
 //! oldest deadline. The RTO is fixed, as in the REPS artifact.
 
+use crate::ack_coalescing::AckLog;
 use crate::cc::CongestionControl;
 use crate::lb::{Lb, LbStats};
 use crate::rng::Rng;
@@ -72,6 +73,8 @@ pub struct Flow {
     rx_count: u32,
     pub rx_finish: Option<SimTime>,
     pub tx_finish: Option<SimTime>,
+    /// Seqs received and their coalesced ACKs (`transport.ack_ratio` > 1).
+    pub ack_log: AckLog,
     // Statistics.
     pub retransmissions: u64,
     pub timeouts: u64,
@@ -128,6 +131,7 @@ impl Flow {
             rx_count: 0,
             rx_finish: None,
             tx_finish: None,
+            ack_log: AckLog::default(),
             retransmissions: 0,
             timeouts: 0,
             nacks: 0,
@@ -166,16 +170,20 @@ impl Flow {
         }
     }
 
-    /// Has a packet to send and the window allows it. Window-limited like
-    /// the artifact's sender: send while bytes in flight < cwnd.
+    /// Has a packet to send and congestion control allows it.
     #[inline]
     pub fn can_send(&mut self) -> bool {
+        self.has_work() && self.cc.may_send(self.inflight)
+    }
+
+    /// Started, not done, and a packet waits to be sent (new or retransmission).
+    #[inline]
+    pub fn has_work(&mut self) -> bool {
         if !self.started || self.is_done() {
             return false;
         }
         self.clean_rtx_front();
-        let has_work = !self.rtx.is_empty() || self.next_new < self.npkts;
-        has_work && self.inflight < self.cc.cwnd()
+        !self.rtx.is_empty() || self.next_new < self.npkts
     }
 
     /// Take the next packet to send (retransmissions first): (seq, wire size, is retransmission).
@@ -194,6 +202,7 @@ impl Flow {
         self.sent_at[seq as usize] = now;
         self.send_log.push_back((now, seq));
         self.inflight += size as u64;
+        self.cc.on_send();
         if rtx {
             self.retransmissions += 1;
         }
@@ -235,6 +244,21 @@ impl Flow {
             newly_acked: size,
             all_acked: self.acked == self.npkts,
         }
+    }
+
+    /// A coalesced ACK: every seq of the receiver's log it covers.
+    pub fn on_ack_batch(&mut self, start: u32, span: u16) -> AckOutcome {
+        let mut total = AckOutcome {
+            newly_acked: 0,
+            all_acked: false,
+        };
+        for i in 0..span as usize {
+            let seq = self.ack_log.covered(start, span)[i];
+            let out = self.on_ack(seq);
+            total.newly_acked += out.newly_acked;
+            total.all_acked |= out.all_acked;
+        }
+        total
     }
 
     /// A NACK for `seq` (its trimmed header reached the receiver): queue it
@@ -282,6 +306,7 @@ impl Flow {
         self.sent_at = Vec::new();
         self.rtx = VecDeque::new();
         self.send_log = VecDeque::new();
+        self.ack_log.release();
     }
 
     /// A data packet arrived at the receiver. Returns true if it completed the message.

@@ -7,12 +7,19 @@
 //!
 //! The cap applies on increase only, as in the artifact, so an initial
 //! window above the cap (151 packets vs 1.5 BDP) is kept until the first cut.
+//!
+//! Option: Wait-To-Decrease (ARCANE §3.0.1, `cc.wait_to_decrease`): a
+//! marked ACK cuts only once the average of marks reaches 0.25; below it a
+//! marked ACK leaves the window unchanged. Losses cut as always.
+
+use super::wait_to_decrease::WaitToDecrease;
 
 #[derive(Clone, Debug)]
 pub struct DctcpVariant {
     pub cwnd: u64,
     pub max_cwnd: u64,
     pub mtu: u64,
+    pub wtd: Option<WaitToDecrease>,
 }
 
 impl DctcpVariant {
@@ -21,14 +28,25 @@ impl DctcpVariant {
             cwnd: initial.max(mtu),
             max_cwnd: max.max(mtu),
             mtu,
+            wtd: None,
         }
+    }
+
+    /// With Wait-To-Decrease, weighting each ACK's mark by `alpha`.
+    pub fn with_wait_to_decrease(mut self, alpha: f64) -> Self {
+        self.wtd = Some(WaitToDecrease::new(alpha));
+        self
     }
 
     #[inline]
     pub fn on_ack(&mut self, acked: u64, ecn: bool) {
-        if ecn {
+        let cut = match &mut self.wtd {
+            None => ecn,
+            Some(w) => w.on_ack(ecn) && ecn,
+        };
+        if cut {
             self.cwnd = self.cwnd.saturating_sub(acked / 4).max(self.mtu);
-        } else if self.cwnd < self.max_cwnd {
+        } else if !ecn && self.cwnd < self.max_cwnd {
             self.cwnd = (self.cwnd + acked * self.mtu / self.cwnd).min(self.max_cwnd);
         }
     }
@@ -69,5 +87,44 @@ mod tests {
         let mut capped = DctcpVariant::new(151 * 4150, 625_284, 4150);
         capped.on_ack(4150, false);
         assert_eq!(capped.cwnd, 151 * 4150, "cap applies only on increase");
+    }
+
+    /// ARCANE §3.0.1: one mark in ten keeps the average (α = 1/16) below
+    /// 0.25, so the window never shrinks; without WTD every mark cuts.
+    #[test]
+    fn wait_to_decrease_ignores_isolated_marks_and_cuts_on_sustained_ones() {
+        let mtu = 4096;
+        let full = 64 * mtu;
+        let mut wtd = DctcpVariant::new(full, full, mtu).with_wait_to_decrease(1.0 / 16.0);
+        let mut plain = DctcpVariant::new(full, full, mtu);
+        for i in 0..200 {
+            let ecn = i % 10 == 9;
+            wtd.on_ack(mtu, ecn);
+            plain.on_ack(mtu, ecn);
+            assert_eq!(wtd.cwnd, full, "isolated marks never cut (ACK {i})");
+        }
+        assert!(wtd.wtd.as_ref().unwrap().average() < 0.25);
+        assert!(
+            plain.cwnd < full - 2 * mtu,
+            "plain DCTCP cuts on every mark: {}",
+            plain.cwnd
+        );
+        // Sustained marks: the average climbs as 1 − (1 − a0)(15/16)^k; from
+        // the first k where that reaches 0.25, every marked ACK cuts by acked/4.
+        let a0 = wtd.wtd.as_ref().unwrap().average();
+        let first = (1..)
+            .find(|&k| 1.0 - (1.0 - a0) * (15.0f64 / 16.0).powi(k) >= 0.25)
+            .unwrap();
+        assert!(first >= 2, "one more mark is not enough: {first}");
+        for k in 1..=20 {
+            let w = wtd.cwnd;
+            wtd.on_ack(mtu, true);
+            let want = if k >= first { w - mtu / 4 } else { w };
+            assert_eq!(wtd.cwnd, want, "mark {k} of a run (first cut at {first})");
+        }
+        // A loss cuts whatever the average says.
+        let mut lossy = DctcpVariant::new(full, full, mtu).with_wait_to_decrease(1.0 / 16.0);
+        lossy.on_loss(mtu);
+        assert_eq!(lossy.cwnd, full - mtu);
     }
 }

@@ -5,6 +5,7 @@
 //! Adding a load balancer: one file implementing `LoadBalancer`, one variant
 //! in `Lb`, one arm in `Lb::new` (and its kind in the scenario).
 
+pub mod adaptive;
 pub mod ecmp;
 pub mod ops;
 pub mod reps;
@@ -42,6 +43,7 @@ pub enum Lb {
     Ecmp(ecmp::Ecmp),
     Ops(ops::Ops),
     Reps(reps::Reps),
+    Adaptive(adaptive::Adaptive),
 }
 
 macro_rules! dispatch {
@@ -50,6 +52,7 @@ macro_rules! dispatch {
             Lb::Ecmp($b) => $e,
             Lb::Ops($b) => $e,
             Lb::Reps($b) => $e,
+            Lb::Adaptive($b) => $e,
         }
     };
 }
@@ -61,6 +64,7 @@ impl Lb {
             Lb::Ecmp(_) => "ecmp",
             Lb::Ops(_) => "ops",
             Lb::Reps(_) => "reps",
+            Lb::Adaptive(_) => "adaptive",
         }
     }
 

@@ -1,6 +1,7 @@
 //! The network: ports (output queue + link), switches with their forwarding
 //! rule, and host NICs. Everything lives in arenas indexed by small ids.
 
+pub mod adaptive;
 pub mod port;
 pub mod routing;
 pub mod switch;
@@ -53,10 +54,29 @@ impl Network {
         tor / self.shape.tors_per_pod
     }
 
-    /// The output port a switch forwards this packet to; None when routing
-    /// knows no uplink that reaches the destination (after a failure).
+    /// The output port a switch forwards this packet to at `now`; None when
+    /// routing knows no uplink that reaches the destination (after a failure).
     #[inline]
-    pub fn route(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
+    pub fn route(&mut self, sw: u32, pkt: &Packet, now: SimTime) -> Option<PortId> {
+        if !pkt.adaptive {
+            return self.route_hashed(sw, pkt);
+        }
+        let s = &self.switches[sw as usize];
+        let dst_tor = self.tor_of(pkt.dst);
+        if let Some(p) = self.down_port(s, dst_tor, pkt.dst) {
+            return Some(p);
+        }
+        let s = &mut self.switches[sw as usize];
+        let group = match &s.groups_by_dst {
+            None => &s.up,
+            Some(g) => &g[dst_tor as usize],
+        };
+        adaptive::shortest_queue(&self.ports, group, now, &mut s.rng)
+    }
+
+    /// Where a packet goes by its hash (every packet not flagged adaptive).
+    #[inline]
+    fn route_hashed(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
         let s = &self.switches[sw as usize];
         let dst_tor = self.tor_of(pkt.dst);
         match self.down_port(s, dst_tor, pkt.dst) {
@@ -97,6 +117,8 @@ impl Network {
             ev,
             ecn: false,
             trimmed: false,
+            adaptive: false,
+            span: 0,
             sent_at: SimTime::ZERO,
         };
         let mut ports = vec![self.hosts[src as usize].nic];
@@ -104,7 +126,10 @@ impl Network {
             let last = &self.ports[*ports.last().unwrap() as usize];
             match last.to {
                 Node::Host(_) => return ports,
-                Node::Switch(sw) => ports.push(self.route(sw, &probe).expect("the healthy tree routes everywhere")),
+                Node::Switch(sw) => ports.push(
+                    self.route_hashed(sw, &probe)
+                        .expect("the healthy tree routes everywhere"),
+                ),
             }
         }
     }

@@ -169,6 +169,18 @@ impl Port {
         }
     }
 
+    /// Data bytes waiting plus what is left of the packet on the line: what
+    /// a data packet joining now waits behind (adaptive routing's measure).
+    #[inline]
+    pub fn backlog_bytes(&self, now: SimTime) -> u64 {
+        let on_line = if self.busy_until > now {
+            self.rate.bytes_in(self.busy_until - now)
+        } else {
+            0
+        };
+        self.data_bytes + on_line
+    }
+
     /// RED marking decision for a data packet at the given occupancy.
     #[inline]
     pub fn ecn_mark(&mut self, occupancy: u64) -> bool {

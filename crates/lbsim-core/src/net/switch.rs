@@ -1,12 +1,13 @@
 //! Switches forward down by destination and up through a policy over their
 //! uplink group. ECMP hashes (src, dst, entropy value, per-switch salt); the
 //! sender never learns which uplink an entropy value maps to (REPS §2.2).
-//! Switch-side load balancers (adaptive routing, DRILL, CONGA, LetFlow,
-//! ConWeave) become further `UplinkPolicy` variants.
+//! A packet flagged `adaptive` goes up the shortest queue instead (see
+//! `adaptive`). Further switch-side load balancers (DRILL, CONGA, LetFlow,
+//! ConWeave) become `UplinkPolicy` variants.
 
 use super::port::PortId;
 use crate::packet::Packet;
-use crate::rng::mix64;
+use crate::rng::{mix64, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchRole {
@@ -39,6 +40,8 @@ pub struct Switch {
     pub groups_by_dst: Option<Vec<Vec<PortId>>>,
     pub salt: u64,
     pub policy: UplinkPolicy,
+    /// The switch's own random stream (tie-breaks of adaptive routing).
+    pub rng: Rng,
 }
 
 /// The ECMP hash of a packet's (src, dst, entropy value) at a switch with this salt.

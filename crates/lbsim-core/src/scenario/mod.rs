@@ -125,12 +125,19 @@ pub struct Transport {
     /// Retransmission timeout; "auto" = base RTT of the longest path plus one
     /// full-queue drain per hop (the REPS artifact's rule).
     pub rto: AutoTime,
+    /// ACK coalescing: one ACK per this many data packets of a flow (REPS §4.5.1); 1 = every packet.
+    pub ack_ratio: u32,
+    /// Longest a partial batch of coalesced ACKs waits for more packets; "never" = until the
+    /// batch fills or the message completes.
+    pub ack_delay: NeverTime,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     Dctcp,
+    /// Receiver-driven credits (Olteanu et al., NSDI '22).
+    Eqds,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -139,6 +146,20 @@ pub struct Cc {
     pub kind: CcKind,
     pub initial_cwnd: Amount,
     pub max_cwnd: Amount,
+    /// DCTCP variant: ignore ECN marks while their per-ACK average stays below 0.25 (ARCANE §3.0.1).
+    pub wait_to_decrease: bool,
+    /// Weight of the newest ACK in that average.
+    pub wtd_alpha: f64,
+    pub eqds: EqdsParams,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EqdsParams {
+    /// What a message sends before any credit: its first BDP (EQDS §3).
+    pub unsolicited: Amount,
+    /// The receiver's credit rate as a fraction of its link rate.
+    pub pull_rate: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,6 +168,8 @@ pub enum LbKind {
     Ecmp,
     Ops,
     Reps,
+    /// Switches route each packet up the shortest queue (REPS §4.1, "Adaptive RoCE").
+    Adaptive,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -488,6 +511,35 @@ impl Scenario {
         }
         if !(r.freeze_rtt_factor > 0.0) {
             return Err(ScenarioError::new("lb.reps.freeze_rtt_factor", "must be positive"));
+        }
+        let t = &self.transport;
+        if t.ack_ratio == 0 || t.ack_ratio > u16::MAX as u32 {
+            return Err(ScenarioError::new(
+                "transport.ack_ratio",
+                format!("must be between 1 and {}, got {}", u16::MAX, t.ack_ratio),
+            ));
+        }
+        if t.ack_delay.value == Some(crate::time::SimTime::ZERO) {
+            return Err(ScenarioError::new(
+                "transport.ack_delay",
+                "must be positive, or \"never\"",
+            ));
+        }
+        let c = &self.cc;
+        if !(c.wtd_alpha > 0.0 && c.wtd_alpha <= 1.0) {
+            return Err(ScenarioError::new(
+                "cc.wtd_alpha",
+                format!("must be in (0, 1], got {}", c.wtd_alpha),
+            ));
+        }
+        if !(c.eqds.pull_rate > 0.0 && c.eqds.pull_rate <= 1.0) {
+            return Err(ScenarioError::new(
+                "cc.eqds.pull_rate",
+                format!(
+                    "must be in (0, 1] (a fraction of the link rate), got {}",
+                    c.eqds.pull_rate
+                ),
+            ));
         }
         Ok(())
     }

@@ -18,7 +18,10 @@ pub fn assert_conservation(out: &RunOutput) {
         c.delivered + c.drops_congestion + c.drops_failure,
         "conservation: {c:?}"
     );
-    assert_eq!(c.packets_sent, c.data_sent + c.acks_sent + c.nacks_sent);
+    assert_eq!(
+        c.packets_sent,
+        c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent
+    );
 }
 
 pub fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {
