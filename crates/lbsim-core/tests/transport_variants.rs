@@ -1,0 +1,242 @@
+//! Adaptive routing, EQDS, ACK coalescing and their keys (issue 5, part B).
+
+mod common;
+use common::{run_ok, scenario};
+use lbsim_core::{build, RunOutput, Scenario};
+use std::path::PathBuf;
+
+/// The 128-host 2-tier tree of the REPS artifact (16 ToRs of 8 hosts, 8 spines, 400 Gb/s).
+const TREE: &str = "preset = \"reps_artifact\"\n";
+
+fn with(extra: &str) -> Scenario {
+    scenario(&format!("{TREE}{extra}"))
+}
+
+/// A directory holding a one-line flow list: `size` bytes from host 0 to host 127.
+fn lone_flow(name: &str, size: u64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lbsim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("one.csv"), format!("src,dst,size_bytes,start_us\n0,127,{size},0\n")).unwrap();
+    dir
+}
+
+/// Bytes a message puts on the wire: its payload plus one header per packet.
+fn wire_bytes(out: &RunOutput, size: u64) -> u64 {
+    let s = &out.scenario.packet;
+    let (mtu, header) = (s.mtu.bytes(0, 0, None).unwrap(), s.header.bytes(0, 0, None).unwrap());
+    size + size.div_ceil(mtu - header) * header
+}
+
+fn line_time_us(bytes: u64) -> f64 {
+    bytes as f64 * 8.0 / 400e9 * 1e6
+}
+
+// ---- adaptive routing ----------------------------------------------------
+
+/// REPS §4.3.1, Fig. 2: on a permutation, switches picking the shortest
+/// queue avoid most of ECMP's hash collisions.
+#[test]
+fn adaptive_routing_beats_ecmp_on_a_permutation() {
+    let run = |lb: &str| {
+        let out = run_ok(
+            &with(&format!(
+                "[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"2MiB\"\n"
+            )),
+            None,
+        );
+        assert_eq!(out.summary.unfinished_flows, 0);
+        assert!(out.flows.iter().all(|f| f.lb == lb));
+        out.summary.max_fct_us
+    };
+    let (ecmp, adaptive) = (run("ecmp"), run("adaptive"));
+    assert!(adaptive < 0.6 * ecmp, "adaptive {adaptive} us vs ECMP {ecmp} us");
+}
+
+// ---- EQDS ----------------------------------------------------------------
+
+/// An idle path: the first BDP goes unsolicited and credits keep the line
+/// busy from then on, so EQDS finishes as fast as the window sender (line
+/// rate plus the one-way delay), within a few percent of size/rate + base RTT.
+#[test]
+fn eqds_lone_flow_runs_at_line_rate() {
+    let size = 4 << 20;
+    let dir = lone_flow("eqds-lone", size);
+    let run = |cc: &str| {
+        let s = with(&format!("[cc]\nkind = \"{cc}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"));
+        run_ok(&s, Some(&dir))
+    };
+    let (eqds, dctcp) = (run("eqds"), run("dctcp"));
+    let fct = eqds.flows[0].fct_us;
+    let ideal = line_time_us(size) + eqds.summary.base_rtt_us;
+    assert!(fct >= line_time_us(wire_bytes(&eqds, size)), "faster than the line: {fct}");
+    assert!(fct <= 1.03 * ideal, "EQDS {fct} us vs size/rate + RTT {ideal} us");
+    assert!((fct - dctcp.flows[0].fct_us).abs() < 0.01 * fct, "EQDS {fct} vs DCTCP {}", dctcp.flows[0].fct_us);
+    assert_eq!(eqds.summary.retransmissions, 0);
+    assert!(eqds.counters.credits_sent > 0, "the tail was pulled by credits");
+}
+
+/// N-to-1 incast with trimming: the N unsolicited first BDPs overflow the
+/// receiver's downlink once, the excess is trimmed, and from then on
+/// credits pull data at exactly the link rate, so the downlink stays busy
+/// and nothing more is trimmed: completion within a few percent of
+/// N · size / rate plus one RTT, and trims only from the first BDPs.
+#[test]
+fn eqds_incast_keeps_the_receiver_link_busy_with_few_trims() {
+    let (n, size) = (8u64, 2u64 << 20);
+    let out = run_ok(
+        &with(&format!(
+            "[cc]\nkind = \"eqds\"\n[queue]\ntrimming = true\n\
+             [workload]\nkind = \"incast\"\nsenders = {n}\nsize = \"{size}B\"\n"
+        )),
+        None,
+    );
+    assert_eq!(out.summary.unfinished_flows, 0);
+    let s = &out.summary;
+    let ideal = line_time_us(n * wire_bytes(&out, size)) + s.base_rtt_us;
+    assert!(s.max_fct_us <= 1.02 * ideal, "incast {} us vs N·size/rate + RTT {ideal} us", s.max_fct_us);
+    // Trims: at most the unsolicited excess, N − 1 first BDPs (the
+    // downlink and its one-BDP queue absorb more than one of them).
+    let bdp_pkts = s.bdp_bytes.div_ceil(4150);
+    let trims = s.drops.trimmed;
+    assert!(trims > 0 && trims < (n - 1) * bdp_pkts, "trims {trims}, first-BDP excess {}", (n - 1) * bdp_pkts);
+    assert_eq!(s.timeouts, 0);
+    assert_eq!(s.retransmissions, trims, "every retransmission answers a trim");
+    // Credits: exactly what the flows wanted, the packets beyond each
+    // first BDP plus one per trimmed header (NACK plus credit).
+    let npkts = size.div_ceil(4150 - 64);
+    assert_eq!(out.counters.credits_sent, n * (npkts - bdp_pkts) + trims);
+    // DCTCP in the same incast trims more and finishes later.
+    let dctcp = run_ok(
+        &with(&format!(
+            "[queue]\ntrimming = true\n[workload]\nkind = \"incast\"\nsenders = {n}\nsize = \"{size}B\"\n"
+        )),
+        None,
+    );
+    assert!(dctcp.summary.drops.trimmed > trims);
+}
+
+/// Credits leave each receiver at most one per MTU time of its link, and
+/// with many senders that pace is what the incast gets: no faster.
+#[test]
+fn eqds_credits_are_paced_at_the_link_rate() {
+    let (n, size) = (16u64, 1u64 << 20);
+    let base = format!(
+        "[cc]\nkind = \"eqds\"\n[queue]\ntrimming = true\n\
+         [workload]\nkind = \"incast\"\nsenders = {n}\nsize = \"{size}B\"\n"
+    );
+    let full = run_ok(&with(&base), None);
+    let half = run_ok(&with(&format!("{base}[cc.eqds]\npull_rate = 0.5\n")), None);
+    // At half the pull rate the pulled part takes twice as long.
+    let credit_us = line_time_us(4150);
+    let pulled = |o: &RunOutput| o.counters.credits_sent as f64 * credit_us;
+    assert!(full.summary.max_fct_us >= pulled(&full), "credits faster than the link");
+    assert!(half.summary.max_fct_us >= 2.0 * pulled(&half), "credits faster than half the link");
+    assert!(
+        half.summary.max_fct_us > 1.6 * full.summary.max_fct_us,
+        "half pull rate {} us vs full {} us",
+        half.summary.max_fct_us,
+        full.summary.max_fct_us
+    );
+}
+
+// ---- ACK coalescing -----------------------------------------------------
+
+/// REPS §4.5.1: one ACK per n data packets, the last packet at once. A lone
+/// flow's packets arrive in order, so it sends exactly ceil(packets / n)
+/// ACKs, and its completion does not change.
+#[test]
+fn ack_coalescing_sends_one_ack_per_n_packets() {
+    let size = 2u64 << 20;
+    let dir = lone_flow("coalesce", size);
+    let npkts = size.div_ceil(4150 - 64);
+    let mut fct1 = 0.0;
+    for n in [1u64, 2, 4, 8, 16] {
+        let s = with(&format!(
+            "[transport]\nack_ratio = {n}\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        assert_eq!(out.counters.acks_sent, npkts.div_ceil(n), "ratio {n}");
+        assert_eq!(out.counters.data_sent, npkts);
+        let fct = out.flows[0].fct_us;
+        if n == 1 {
+            fct1 = fct;
+        }
+        assert!((fct - fct1).abs() <= 0.01 * fct1, "ratio {n}: {fct} us vs {fct1} us");
+        assert!(out.flows[0].sender_finish_us.is_finite());
+    }
+}
+
+/// On a permutation with spraying, ACKs cover about n packets each.
+#[test]
+fn coalesced_acks_are_about_packets_over_n() {
+    for n in [4u64, 16] {
+        let out = run_ok(
+            &with(&format!(
+                "[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"reps\"\n[transport]\nack_ratio = {n}\n\
+                 [workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n"
+            )),
+            None,
+        );
+        let (acks, data) = (out.counters.acks_sent as f64, out.counters.data_sent as f64);
+        // At least data/n; at most one more per flow (its last partial batch) and the odd timer flush.
+        assert!(acks >= data / n as f64, "ratio {n}: {acks} ACKs for {data} packets");
+        assert!(acks <= data / n as f64 * 1.1 + 32.0, "ratio {n}: {acks} ACKs for {data} packets");
+    }
+}
+
+/// REPS §4.5.1, Fig. 11: at 16:1, ACKs return one EV per 16 packets and REPS
+/// loses most of its edge over OPS on a healthy tree, but with a failure it
+/// still does far better than OPS. 8 MiB permutation, two seeds.
+#[test]
+fn coalescing_16_to_1_erodes_reps_edge_only_on_a_healthy_tree() {
+    let max_fct = |lb: &str, ratio: u32, seed: u64, extra: &str| {
+        let out = run_ok(
+            &with(&format!(
+                "seed = {seed}\n[lb]\nkind = \"{lb}\"\n[transport]\nack_ratio = {ratio}\n\
+                 [workload]\nkind = \"permutation\"\nsize = \"8MiB\"\n{extra}"
+            )),
+            None,
+        );
+        assert_eq!(out.summary.unfinished_flows, 0);
+        out.summary.max_fct_us
+    };
+    // REPS's edge: how much longer OPS takes, relative to REPS, averaged over seeds.
+    let edge = |ratio: u32, extra: &str| {
+        [1u64, 2]
+            .iter()
+            .map(|&seed| max_fct("ops", ratio, seed, extra) / max_fct("reps", ratio, seed, extra) - 1.0)
+            .sum::<f64>()
+            / 2.0
+    };
+    let (edge1, edge16) = (edge(1, ""), edge(16, ""));
+    assert!(edge1 > 0.03, "REPS beats OPS without coalescing: edge {edge1}");
+    assert!(edge16 < edge1 / 2.0, "16:1 keeps most of the edge: {edge16} vs {edge1}");
+    let failed = "[[failures]]\nlink = \"t0_0->t1_0\"\n";
+    let (ops, reps) = (max_fct("ops", 16, 1, failed), max_fct("reps", 16, 1, failed));
+    assert!(reps < 0.5 * ops, "with a dead uplink at 16:1: REPS {reps} us vs OPS {ops} us");
+}
+
+// ---- keys ------------------------------------------------------------------
+
+#[test]
+fn bad_keys_are_named() {
+    let cases = [
+        ("[transport]\nack_ratio = 0\n", "transport.ack_ratio"),
+        ("[transport]\nack_delay = \"0us\"\n", "transport.ack_delay"),
+        ("[transport]\nack_delay = \"soon\"\n", "transport.ack_delay"),
+        ("[cc]\nwtd_alpha = 0.0\n", "cc.wtd_alpha"),
+        ("[cc]\nwtd_alpha = 1.5\n", "cc.wtd_alpha"),
+        ("[cc]\nwait_to_decrease = \"yes\"\n", "cc.wait_to_decrease"),
+        ("[cc]\nkind = \"fastflow\"\n", "cc.kind"),
+        ("[cc.eqds]\npull_rate = 0.0\n", "cc.eqds.pull_rate"),
+        ("[cc.eqds]\npulll_rate = 1.0\n", "cc.eqds.pulll_rate"),
+        ("[cc.eqds]\nunsolicited = \"0B\"\n", "cc.eqds.unsolicited"),
+        ("[lb]\nkind = \"adaptiv\"\n", "lb.kind"),
+    ];
+    for (toml, key) in cases {
+        let e = Scenario::from_toml(&format!("{TREE}{toml}"))
+            .and_then(|s| build::build(&s, None).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(e.key, key, "{toml}: {e}");
+    }
+}
