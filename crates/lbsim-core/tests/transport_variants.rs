@@ -16,7 +16,11 @@ fn with(extra: &str) -> Scenario {
 fn lone_flow(name: &str, size: u64) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lbsim-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("one.csv"), format!("src,dst,size_bytes,start_us\n0,127,{size},0\n")).unwrap();
+    std::fs::write(
+        dir.join("one.csv"),
+        format!("src,dst,size_bytes,start_us\n0,127,{size},0\n"),
+    )
+    .unwrap();
     dir
 }
 
@@ -62,15 +66,24 @@ fn eqds_lone_flow_runs_at_line_rate() {
     let size = 4 << 20;
     let dir = lone_flow("eqds-lone", size);
     let run = |cc: &str| {
-        let s = with(&format!("[cc]\nkind = \"{cc}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"));
+        let s = with(&format!(
+            "[cc]\nkind = \"{cc}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"
+        ));
         run_ok(&s, Some(&dir))
     };
     let (eqds, dctcp) = (run("eqds"), run("dctcp"));
     let fct = eqds.flows[0].fct_us;
     let ideal = line_time_us(size) + eqds.summary.base_rtt_us;
-    assert!(fct >= line_time_us(wire_bytes(&eqds, size)), "faster than the line: {fct}");
+    assert!(
+        fct >= line_time_us(wire_bytes(&eqds, size)),
+        "faster than the line: {fct}"
+    );
     assert!(fct <= 1.03 * ideal, "EQDS {fct} us vs size/rate + RTT {ideal} us");
-    assert!((fct - dctcp.flows[0].fct_us).abs() < 0.01 * fct, "EQDS {fct} vs DCTCP {}", dctcp.flows[0].fct_us);
+    assert!(
+        (fct - dctcp.flows[0].fct_us).abs() < 0.01 * fct,
+        "EQDS {fct} vs DCTCP {}",
+        dctcp.flows[0].fct_us
+    );
     assert_eq!(eqds.summary.retransmissions, 0);
     assert!(eqds.counters.credits_sent > 0, "the tail was pulled by credits");
 }
@@ -93,12 +106,20 @@ fn eqds_incast_keeps_the_receiver_link_busy_with_few_trims() {
     assert_eq!(out.summary.unfinished_flows, 0);
     let s = &out.summary;
     let ideal = line_time_us(n * wire_bytes(&out, size)) + s.base_rtt_us;
-    assert!(s.max_fct_us <= 1.02 * ideal, "incast {} us vs N·size/rate + RTT {ideal} us", s.max_fct_us);
+    assert!(
+        s.max_fct_us <= 1.02 * ideal,
+        "incast {} us vs N·size/rate + RTT {ideal} us",
+        s.max_fct_us
+    );
     // Trims: at most the unsolicited excess, N − 1 first BDPs (the
     // downlink and its one-BDP queue absorb more than one of them).
     let bdp_pkts = s.bdp_bytes.div_ceil(4150);
     let trims = s.drops.trimmed;
-    assert!(trims > 0 && trims < (n - 1) * bdp_pkts, "trims {trims}, first-BDP excess {}", (n - 1) * bdp_pkts);
+    assert!(
+        trims > 0 && trims < (n - 1) * bdp_pkts,
+        "trims {trims}, first-BDP excess {}",
+        (n - 1) * bdp_pkts
+    );
     assert_eq!(s.timeouts, 0);
     assert_eq!(s.retransmissions, trims, "every retransmission answers a trim");
     // Credits: exactly what the flows wanted, the packets beyond each
@@ -130,7 +151,10 @@ fn eqds_credits_are_paced_at_the_link_rate() {
     let credit_us = line_time_us(4150);
     let pulled = |o: &RunOutput| o.counters.credits_sent as f64 * credit_us;
     assert!(full.summary.max_fct_us >= pulled(&full), "credits faster than the link");
-    assert!(half.summary.max_fct_us >= 2.0 * pulled(&half), "credits faster than half the link");
+    assert!(
+        half.summary.max_fct_us >= 2.0 * pulled(&half),
+        "credits faster than half the link"
+    );
     assert!(
         half.summary.max_fct_us > 1.6 * full.summary.max_fct_us,
         "half pull rate {} us vs full {} us",
@@ -180,7 +204,10 @@ fn coalesced_acks_are_about_packets_over_n() {
         let (acks, data) = (out.counters.acks_sent as f64, out.counters.data_sent as f64);
         // At least data/n; at most one more per flow (its last partial batch) and the odd timer flush.
         assert!(acks >= data / n as f64, "ratio {n}: {acks} ACKs for {data} packets");
-        assert!(acks <= data / n as f64 * 1.1 + 32.0, "ratio {n}: {acks} ACKs for {data} packets");
+        assert!(
+            acks <= data / n as f64 * 1.1 + 32.0,
+            "ratio {n}: {acks} ACKs for {data} packets"
+        );
     }
 }
 
@@ -213,7 +240,10 @@ fn coalescing_16_to_1_erodes_reps_edge_only_on_a_healthy_tree() {
     assert!(edge16 < edge1 / 2.0, "16:1 keeps most of the edge: {edge16} vs {edge1}");
     let failed = "[[failures]]\nlink = \"t0_0->t1_0\"\n";
     let (ops, reps) = (max_fct("ops", 16, 1, failed), max_fct("reps", 16, 1, failed));
-    assert!(reps < 0.5 * ops, "with a dead uplink at 16:1: REPS {reps} us vs OPS {ops} us");
+    assert!(
+        reps < 0.5 * ops,
+        "with a dead uplink at 16:1: REPS {reps} us vs OPS {ops} us"
+    );
 }
 
 // ---- keys ------------------------------------------------------------------
