@@ -42,6 +42,8 @@ class Figure:
     x: Mapping[str, float] = field(default_factory=dict)
     #: The summary value "bars" and "lines" draw.
     metric: str = "max_fct_us"
+    #: For "lines": a logarithmic x axis.
+    x_log: bool = False
     #: Overrides for the quick version (``--quick``): a smaller network or
     #: workload that keeps the comparison, for CI and a first look.
     quick: Overrides = field(default_factory=dict)
@@ -71,6 +73,23 @@ def _trace_variants() -> dict[str, Overrides]:
 
 
 _TRACE_X = {f"{x}/{lb}": x for x, lb in itertools.product(_TRACE_LOADS, _TRACE_LBS)}
+
+#: REPS §4.5.1, Fig. 11: ACK coalescing ratios.
+_ACK_RATIOS = (1, 2, 4, 8, 16)
+#: REPS §4.5.2, Fig. 12 left: EVS sizes.
+_EVS_SIZES = (32, 256, 65536)
+
+
+def _sweep(key: str, values: tuple[int, ...], lbs: tuple[str, ...] = ("ops", "reps")) -> dict[str, Overrides]:
+    return {f"{v}/{lb}": {"lb.kind": lb, key: v} for v, lb in itertools.product(values, lbs)}
+
+
+def _xs(values: tuple[int, ...], lbs: tuple[str, ...] = ("ops", "reps")) -> dict[str, float]:
+    return {f"{v}/{lb}": v for v, lb in itertools.product(values, lbs)}
+
+
+#: 32 hosts and 2 MiB messages.
+_QUICK_PERM: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8, "workload.size": "2MiB"}
 
 #: REPS §4.3.2: 2 % of the ToR uplinks, picked at random, at 200 Gbps.
 _SLOW_2PCT = '[{links = "tor_uplinks", fraction = 0.02, rate = "200Gbps"}]'
@@ -169,6 +188,47 @@ FIGURES: dict[str, Figure] = {
         "over the second best.",
         metric="collective_us",
         quick={**_SMALL_TREE, "workload.size": "1MiB"},
+    ),
+    "reps-fig11-healthy": Figure(
+        "reps/permutation_8mib.toml",
+        _sweep("transport.ack_ratio", _ACK_RATIOS),
+        "lines",
+        "8 MiB permutation: REPS clearly ahead of OPS at 2:1, 4:1 and 8:1 coalescing; at 16:1 it starts "
+        "losing its advantage.",
+        x_label="ACK coalescing ratio (data packets per ACK)",
+        x=_xs(_ACK_RATIOS),
+        x_log=True,
+        quick=_QUICK_PERM,
+    ),
+    "reps-fig11-failure": Figure(
+        "reps/permutation_8mib_dead_uplink.toml",
+        _sweep("transport.ack_ratio", _ACK_RATIOS),
+        "lines",
+        "With a failure REPS does much better than OPS even at 16:1.",
+        x_label="ACK coalescing ratio (data packets per ACK)",
+        x=_xs(_ACK_RATIOS),
+        x_log=True,
+        quick=_QUICK_PERM,
+    ),
+    "reps-fig12-evs": Figure(
+        "reps/permutation_8mib.toml",
+        _sweep("lb.entropy_space", _EVS_SIZES),
+        "lines",
+        "REPS equal with 256 and 64K EVs, 8 % slower with 32; OPS 21 % and 64 % slower with 256 and 32.",
+        x_label="Entropy values (EVS size)",
+        x=_xs(_EVS_SIZES),
+        x_log=True,
+        quick=_QUICK_PERM,
+    ),
+    "reps-fig12-cc": Figure(
+        "reps/permutation_8mib.toml",
+        {
+            f"{cc}/{lb}": {"lb.kind": lb, "cc.kind": cc, "queue.trimming": cc == "eqds"}
+            for cc, lb in itertools.product(("dctcp", "eqds"), ("ops", "reps"))
+        },
+        "bars",
+        "REPS helps DCTCP, EQDS and a proprietary CC against OPS (EQDS with trimming, which it relies on).",
+        quick=_QUICK_PERM,
     ),
     "reps-fig15": Figure(
         "reps/fig15_forced_freezing.toml",
@@ -296,6 +356,8 @@ def reproduce(
                     ax.plot(xs, [y if y is not None else float("nan") for y in ys], marker="o",
                             color=style.color(lb), label=style.label(lb))
                 ax.set_xlabel(fig.x_label)
+                if fig.x_log:
+                    ax.set_xscale("log", base=2)
                 ax.legend()
             else:
                 names = list(results)
