@@ -1,0 +1,32 @@
+"""Quick versions of REPS §4.5 figures keep the paper's orderings (what CI runs of them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from lbsim.reproduce import reproduce
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _table(name: str, tmp_path: Path) -> pd.DataFrame:
+    d = reproduce(name, out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None, quick=True)
+    assert (d / f"{name}.png").is_file()
+    return pd.read_csv(d / "summary.csv").set_index("variant")["max_fct_us"]
+
+
+def test_fig12_small_entropy_space_hurts_ops_not_reps(tmp_path: Path) -> None:
+    """REPS §4.5.2: with 32 EVs OPS is much slower than with 64K; REPS within 10 %."""
+    t = _table("reps-fig12-evs", tmp_path)
+    assert t["32/ops"] > 1.3 * t["65536/ops"]
+    assert t["32/reps"] < 1.1 * t["65536/reps"]
+    assert t["32/reps"] < t["32/ops"]
+
+
+def test_fig11_reps_keeps_its_edge_at_16_to_1_with_a_failure(tmp_path: Path) -> None:
+    """REPS §4.5.1: with a dead uplink REPS stays far ahead of OPS at every coalescing ratio."""
+    t = _table("reps-fig11-failure", tmp_path)
+    for ratio in (1, 2, 4, 8, 16):
+        assert t[f"{ratio}/reps"] < 0.5 * t[f"{ratio}/ops"], ratio
