@@ -4,9 +4,13 @@
 //! schedule failures. Every error names the scenario key.
 
 use crate::cc::credit_pacer::CreditPacers;
-use crate::cc::{CongestionControl, DctcpVariant, EqdsSender};
+use crate::cc::{CongestionControl, DctcpVariant, EqdsSender, MprdmaCc};
 use crate::failure;
-use crate::lb::{adaptive::Adaptive, ecmp::Ecmp, ops::Ops, reps::Reps, reps::RepsConfig, Lb};
+use crate::lb::arcane::{Arcane, ArcaneConfig};
+use crate::lb::bitmap::{Bitmap, BitmapConfig};
+use crate::lb::plb::{Plb, PlbConfig};
+use crate::lb::reps::{Reps, RepsConfig};
+use crate::lb::{adaptive::Adaptive, ecmp::Ecmp, flowlet::Flowlet, mprdma::Mprdma, ops::Ops, Lb};
 use crate::net::PortId;
 use crate::net::{Network, Node, QueueParams};
 use crate::observe::Observer;
@@ -206,19 +210,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let max_cwnd = cwnd_key(&s.cc.max_cwnd, "cc.max_cwnd")?;
     // EQDS: whole packets a message sends before any credit (at least one, to announce it).
     let unsolicited = cwnd_key(&s.cc.eqds.unsolicited, "cc.eqds.unsolicited")?.div_ceil(mtu) as u32;
-    let r = &s.lb.reps;
-    let explore = r
-        .explore_after_freeze
-        .bytes(mtu, bdp, None)
-        .map_err(|e| ScenarioError::new("lb.reps.explore_after_freeze", e))?;
-    let reps_cfg = RepsConfig {
-        buffer_size: r.buffer_size as usize,
-        entropy_space: s.lb.entropy_space,
-        freezing: r.freezing,
-        freezing_timeout: r.freezing_timeout.value,
-        explore_after_freeze: explore.div_ceil(mtu) as u32,
-        force_freeze_at: r.force_freeze_at.value,
-    };
+    let lbs = LbConfigs::new(s, mtu, bdp, rto)?;
 
     let sh = net.shape;
     let info = NetInfo {
@@ -236,7 +228,13 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         .enumerate()
         .map(|(i, (&spec, kind))| {
             let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
-            let cc = match s.cc.kind {
+            // MPRDMA flows run their own window rule (lb.mprdma.cc), the others cc.kind.
+            let cc_kind = if kind == LbKind::Mprdma {
+                s.lb.mprdma.cc
+            } else {
+                s.cc.kind
+            };
+            let cc = match cc_kind {
                 CcKind::Dctcp => {
                     let v = DctcpVariant::new(init_cwnd, max_cwnd, mtu);
                     CongestionControl::Dctcp(match s.cc.wait_to_decrease {
@@ -245,14 +243,10 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
                     })
                 }
                 CcKind::Eqds => CongestionControl::Eqds(EqdsSender::new(unsolicited)),
-            };
-            let lb = match kind {
-                LbKind::Ecmp => Lb::Ecmp(Ecmp::new(&mut rng, s.lb.entropy_space)),
-                LbKind::Ops => Lb::Ops(Ops::new(s.lb.entropy_space)),
-                LbKind::Reps => Lb::Reps(Reps::new(reps_cfg.clone())),
-                LbKind::Adaptive => Lb::Adaptive(Adaptive),
+                CcKind::Mprdma => CongestionControl::Mprdma(MprdmaCc::new(init_cwnd, max_cwnd, mtu)),
             };
             let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
+            let lb = lbs.load_balancer(kind, &mut rng, rtt);
             let mut f = Flow::new(spec, mtu as u32, header as u32, cc, lb, rng, rtt);
             let (full, last) = f.packet_sizes();
             f.ideal = net.ideal_fct(spec.src, spec.dst, f.npkts as u64, full, last);
@@ -274,7 +268,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         ack_bytes: ack as u32,
         ack_ratio: s.transport.ack_ratio,
         ack_delay: s.transport.ack_delay.value,
-        freeze_rtt_factor: r.freeze_rtt_factor,
+        freeze_rtt_factor: s.lb.reps.freeze_rtt_factor,
         stop_at: s.stop_at.value,
         base_rtt,
         bdp_bytes: bdp,
@@ -309,6 +303,79 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         sim.set_observer(obs);
     }
     Ok(sim)
+}
+
+/// Every balancer's parameters, resolved once for all flows.
+struct LbConfigs {
+    entropy_space: u32,
+    reps: RepsConfig,
+    plb: PlbConfig,
+    flowlet_timeout: Option<SimTime>,
+    bitmap: BitmapConfig,
+    arcane: ArcaneConfig,
+    rto: SimTime,
+}
+
+impl LbConfigs {
+    fn new(s: &Scenario, mtu: u64, bdp: u64, rto: SimTime) -> Result<Self, ScenarioError> {
+        let packets = |a: &Amount, key: &str| -> Result<u32, ScenarioError> {
+            let bytes = a.bytes(mtu, bdp, None).map_err(|e| ScenarioError::new(key, e))?;
+            Ok(bytes.div_ceil(mtu) as u32)
+        };
+        let l = &s.lb;
+        let space = l.entropy_space;
+        Ok(LbConfigs {
+            entropy_space: space,
+            reps: RepsConfig {
+                buffer_size: l.reps.buffer_size as usize,
+                entropy_space: space,
+                freezing: l.reps.freezing,
+                freezing_timeout: l.reps.freezing_timeout.value,
+                explore_after_freeze: packets(&l.reps.explore_after_freeze, "lb.reps.explore_after_freeze")?,
+                force_freeze_at: l.reps.force_freeze_at.value,
+            },
+            plb: PlbConfig {
+                entropy_space: space,
+                congestion_threshold: l.plb.congestion_threshold,
+                congested_rounds: l.plb.congested_rounds,
+            },
+            flowlet_timeout: l.flowlet.timeout.value,
+            // BitMap and ARCANE track a small space of their own inside the header's.
+            bitmap: BitmapConfig {
+                entropy_space: l.bitmap.entropy_space.min(space),
+                max_penalty: l.bitmap.max_penalty,
+                ecn_penalty: l.bitmap.ecn_penalty,
+                nack_penalty: l.bitmap.nack_penalty,
+                timeout_penalty: l.bitmap.timeout_penalty,
+            },
+            arcane: ArcaneConfig {
+                entropy_space: l.arcane.entropy_space.min(space),
+                buffer_size: l.arcane.buffer_size as usize,
+                explore_packets: packets(&l.arcane.explore, "lb.arcane.explore")?,
+            },
+            rto,
+        })
+    }
+
+    /// A flow's balancer; `base_rtt` is the flow's own idle round trip.
+    fn load_balancer(&self, kind: LbKind, rng: &mut Rng, base_rtt: SimTime) -> Lb {
+        let space = self.entropy_space;
+        match kind {
+            LbKind::Ecmp => Lb::Ecmp(Ecmp::new(rng, space)),
+            LbKind::Ops => Lb::Ops(Ops::new(space)),
+            LbKind::Reps => Lb::Reps(Reps::new(self.reps.clone())),
+            LbKind::Plb => Lb::Plb(Plb::new(self.plb.clone(), base_rtt, self.rto, rng)),
+            LbKind::Flowlet => {
+                // REPS §4.1: a flowlet timeout of half the RTT.
+                let timeout = self.flowlet_timeout.unwrap_or(SimTime(base_rtt.ps() / 2));
+                Lb::Flowlet(Flowlet::new(timeout, space, rng))
+            }
+            LbKind::Mprdma => Lb::Mprdma(Mprdma::new(space)),
+            LbKind::Bitmap => Lb::Bitmap(Bitmap::new(self.bitmap.clone(), rng)),
+            LbKind::Arcane => Lb::Arcane(Arcane::new(self.arcane.clone())),
+            LbKind::Adaptive => Lb::Adaptive(Adaptive),
+        }
+    }
 }
 
 /// The load balancer of each flow: `lb.kind`, except for the `lb.mix`

@@ -88,7 +88,7 @@ pub struct Simulation {
     observer: Option<Observer>,
     /// EQDS: the receivers' credit pacers (None under window congestion control).
     credits: Option<CreditPacers>,
-    lost_scratch: Vec<u64>,
+    lost_scratch: Vec<(u64, u16)>,
     wall_seconds: f64,
     stop_reason: Option<StopReason>,
 }
@@ -508,6 +508,7 @@ impl Simulation {
             let now = self.now;
             let (seq, size, rtx) = f.take_next(now);
             let ev = f.lb.next_ev(now, &mut f.rng, &mut f.lb_stats);
+            f.record_ev(seq, ev);
             let adaptive = matches!(f.lb, Lb::Adaptive(_));
             let arm_timer = !f.timer_pending;
             f.timer_pending = true;
@@ -766,8 +767,9 @@ impl Simulation {
         let next = f.on_timer(now, p.rto, &mut self.lost_scratch);
         if !self.lost_scratch.is_empty() {
             self.counters.timeouts += self.lost_scratch.len() as u64;
-            for &size in &self.lost_scratch {
+            for &(size, ev) in &self.lost_scratch {
                 f.cc.on_timeout(size);
+                f.lb.on_lost(now, ev, &mut f.lb_stats);
             }
             let info = TimeoutInfo {
                 looks_like_failure: f.timeout_looks_like_failure(p.trimming, p.freeze_rtt_factor),

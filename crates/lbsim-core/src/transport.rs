@@ -42,6 +42,8 @@ pub struct Flow {
     // Sender.
     state: Vec<PktState>,
     sent_at: Vec<SimTime>,
+    /// The EV each packet was last sent on, for balancers that learn from timeouts.
+    sent_ev: Vec<u16>,
     next_new: u32,
     rtx: VecDeque<u32>,
     send_log: VecDeque<(SimTime, u32)>,
@@ -108,6 +110,7 @@ impl Flow {
             header,
             state: vec![PktState::Unsent; npkts as usize],
             sent_at: vec![SimTime::ZERO; npkts as usize],
+            sent_ev: vec![0; npkts as usize],
             next_new: 0,
             rtx: VecDeque::new(),
             send_log: VecDeque::new(),
@@ -209,6 +212,12 @@ impl Flow {
         (seq, size, rtx)
     }
 
+    /// The load balancer put packet `seq` on `ev`.
+    #[inline]
+    pub fn record_ev(&mut self, seq: u32, ev: u16) {
+        self.sent_ev[seq as usize] = ev;
+    }
+
     /// Record an RTT sample into the tumbling 2·RTO window.
     #[inline]
     pub fn record_rtt(&mut self, now: SimTime, rtt: SimTime, rto: SimTime) {
@@ -276,9 +285,10 @@ impl Flow {
     }
 
     /// Timer fired at `now`: declare lost every in-flight send older than
-    /// `rto`. Returns the sizes of the packets declared lost (via `lost`)
-    /// and the next deadline to re-arm at, if any send is still outstanding.
-    pub fn on_timer(&mut self, now: SimTime, rto: SimTime, lost: &mut Vec<u64>) -> Option<SimTime> {
+    /// `rto`. Returns the size and EV of each packet declared lost (via
+    /// `lost`) and the next deadline to re-arm at, if any send is still
+    /// outstanding.
+    pub fn on_timer(&mut self, now: SimTime, rto: SimTime, lost: &mut Vec<(u64, u16)>) -> Option<SimTime> {
         while let Some(&(t, seq)) = self.send_log.front() {
             let live = self.state[seq as usize] == PktState::InFlight && self.sent_at[seq as usize] == t;
             if !live {
@@ -294,7 +304,7 @@ impl Flow {
             self.state[seq as usize] = PktState::Lost;
             self.rtx.push_back(seq);
             self.timeouts += 1;
-            lost.push(size);
+            lost.push((size, self.sent_ev[seq as usize]));
         }
         None
     }
@@ -304,6 +314,7 @@ impl Flow {
         self.tx_finish = Some(now);
         self.state = Vec::new();
         self.sent_at = Vec::new();
+        self.sent_ev = Vec::new();
         self.rtx = VecDeque::new();
         self.send_log = VecDeque::new();
         self.ack_log.release();

@@ -6,10 +6,12 @@
 pub mod credit_pacer;
 pub mod dctcp;
 pub mod eqds;
+pub mod mprdma;
 pub mod wait_to_decrease;
 
 pub use dctcp::DctcpVariant;
 pub use eqds::EqdsSender;
+pub use mprdma::MprdmaCc;
 
 /// The rule a flow runs. New algorithms (DCQCN, FASTFLOW...) are new
 /// variants plus one file each.
@@ -17,6 +19,7 @@ pub use eqds::EqdsSender;
 pub enum CongestionControl {
     Dctcp(DctcpVariant),
     Eqds(EqdsSender),
+    Mprdma(MprdmaCc),
 }
 
 impl CongestionControl {
@@ -28,6 +31,7 @@ impl CongestionControl {
         match self {
             CongestionControl::Dctcp(c) => inflight < c.cwnd,
             CongestionControl::Eqds(e) => e.may_send(),
+            CongestionControl::Mprdma(c) => inflight < c.cwnd,
         }
     }
 
@@ -45,6 +49,7 @@ impl CongestionControl {
         match self {
             CongestionControl::Dctcp(c) => c.on_ack(acked, ecn),
             CongestionControl::Eqds(_) => {}
+            CongestionControl::Mprdma(c) => c.on_ack(acked, ecn),
         }
     }
 
@@ -55,6 +60,7 @@ impl CongestionControl {
         match self {
             CongestionControl::Dctcp(c) => c.on_loss(bytes),
             CongestionControl::Eqds(_) => {}
+            CongestionControl::Mprdma(c) => c.on_loss(bytes),
         }
     }
 
@@ -64,6 +70,7 @@ impl CongestionControl {
         match self {
             CongestionControl::Dctcp(c) => c.on_loss(bytes),
             CongestionControl::Eqds(e) => e.on_timeout_loss(),
+            CongestionControl::Mprdma(c) => c.on_loss(bytes),
         }
     }
 
@@ -79,7 +86,7 @@ impl CongestionControl {
     /// check again one RTO later (EQDS waits for a credit that may be lost).
     pub fn on_stall(&mut self) -> bool {
         match self {
-            CongestionControl::Dctcp(_) => false,
+            CongestionControl::Dctcp(_) | CongestionControl::Mprdma(_) => false,
             CongestionControl::Eqds(e) => e.on_stall(),
         }
     }

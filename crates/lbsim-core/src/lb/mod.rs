@@ -3,11 +3,17 @@
 //! sender never knows which path an EV maps to (REPS §2.2).
 //!
 //! Adding a load balancer: one file implementing `LoadBalancer`, one variant
-//! in `Lb`, one arm in `Lb::new` (and its kind in the scenario).
+//! in `Lb`, one arm in `build::load_balancer`, and its kind and parameter
+//! table in the scenario.
 
 pub mod adaptive;
+pub mod arcane;
+pub mod bitmap;
 pub mod ecmp;
+pub mod flowlet;
+pub mod mprdma;
 pub mod ops;
+pub mod plb;
 pub mod reps;
 
 use crate::rng::Rng;
@@ -37,6 +43,8 @@ pub trait LoadBalancer {
     fn on_ack(&mut self, _now: SimTime, _ev: u16, _ecn: bool, _stats: &mut LbStats) {}
     fn on_nack(&mut self, _now: SimTime, _ev: u16, _stats: &mut LbStats) {}
     fn on_timeout(&mut self, _now: SimTime, _info: TimeoutInfo, _stats: &mut LbStats) {}
+    /// The retransmission timer declared lost a packet that was sent on `ev`.
+    fn on_lost(&mut self, _now: SimTime, _ev: u16, _stats: &mut LbStats) {}
 }
 
 pub enum Lb {
@@ -44,6 +52,11 @@ pub enum Lb {
     Ops(ops::Ops),
     Reps(reps::Reps),
     Adaptive(adaptive::Adaptive),
+    Plb(plb::Plb),
+    Flowlet(flowlet::Flowlet),
+    Mprdma(mprdma::Mprdma),
+    Bitmap(bitmap::Bitmap),
+    Arcane(arcane::Arcane),
 }
 
 macro_rules! dispatch {
@@ -53,6 +66,11 @@ macro_rules! dispatch {
             Lb::Ops($b) => $e,
             Lb::Reps($b) => $e,
             Lb::Adaptive($b) => $e,
+            Lb::Plb($b) => $e,
+            Lb::Flowlet($b) => $e,
+            Lb::Mprdma($b) => $e,
+            Lb::Bitmap($b) => $e,
+            Lb::Arcane($b) => $e,
         }
     };
 }
@@ -65,6 +83,11 @@ impl Lb {
             Lb::Ops(_) => "ops",
             Lb::Reps(_) => "reps",
             Lb::Adaptive(_) => "adaptive",
+            Lb::Plb(_) => "plb",
+            Lb::Flowlet(_) => "flowlet",
+            Lb::Mprdma(_) => "mprdma",
+            Lb::Bitmap(_) => "bitmap",
+            Lb::Arcane(_) => "arcane",
         }
     }
 
@@ -83,5 +106,9 @@ impl Lb {
     #[inline]
     pub fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
         dispatch!(self, b => b.on_timeout(now, info, stats))
+    }
+    #[inline]
+    pub fn on_lost(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
+        dispatch!(self, b => b.on_lost(now, ev, stats))
     }
 }

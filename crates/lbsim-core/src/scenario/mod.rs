@@ -7,10 +7,10 @@
 pub mod failures;
 pub mod units;
 
+pub use crate::workload::collective::Layout;
 pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-pub use crate::workload::collective::Layout;
 pub use units::{Amount, AmountValue, AutoTime, NeverTime, RateSpec, Time};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
@@ -135,9 +135,12 @@ pub struct Transport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
+    /// The REPS artifact's DCTCP variant (REPS §4.1).
     Dctcp,
     /// Receiver-driven credits (Olteanu et al., NSDI '22).
     Eqds,
+    /// MP-RDMA's per-ACK rule (MP-RDMA, NSDI '18).
+    Mprdma,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -170,6 +173,11 @@ pub enum LbKind {
     Reps,
     /// Switches route each packet up the shortest queue (REPS §4.1, "Adaptive RoCE").
     Adaptive,
+    Plb,
+    Flowlet,
+    Mprdma,
+    Bitmap,
+    Arcane,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -178,6 +186,11 @@ pub struct Lb {
     pub kind: LbKind,
     pub entropy_space: u32,
     pub reps: RepsParams,
+    pub plb: PlbParams,
+    pub flowlet: FlowletParams,
+    pub mprdma: MprdmaParams,
+    pub bitmap: BitmapParams,
+    pub arcane: ArcaneParams,
     /// Mixed traffic: a fraction of the flows, drawn at random, use another
     /// load balancer (REPS Fig. 5: 10 % ECMP); the rest use `kind`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -202,6 +215,54 @@ pub struct RepsParams {
     /// Force every REPS flow into freezing mode at this time, failure or not
     /// (REPS App. A, Fig. 15: 150 us); "never" = only on failures.
     pub force_freeze_at: NeverTime,
+}
+
+/// PLB (Qureshi et al., SIGCOMM '22), tuned as in REPS §4.1.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlbParams {
+    /// K: a round (one base RTT) is congested when more than this fraction of its ACKs is marked.
+    pub congestion_threshold: f64,
+    /// Consecutive congested rounds before the flow moves to a new random EV.
+    pub congested_rounds: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowletParams {
+    /// Idle gap that starts a new flowlet; "auto" = half the flow's base RTT (REPS §4.1).
+    pub timeout: AutoTime,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MprdmaParams {
+    /// The window rule MPRDMA flows run (other flows run `cc.kind`).
+    pub cc: CcKind,
+}
+
+/// BitMap: per-EV penalties (REPS §4.1, STrack-like). Penalties are at most 255.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BitmapParams {
+    /// EVs sprayed over round-robin, capped by `lb.entropy_space`.
+    pub entropy_space: u32,
+    pub max_penalty: u8,
+    pub ecn_penalty: u8,
+    pub nack_penalty: u8,
+    pub timeout_penalty: u8,
+}
+
+/// ARCANE (workshop paper, Alg. 1).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArcaneParams {
+    /// Alg. 1 line 1: entropies explored in order, capped by `lb.entropy_space`.
+    pub entropy_space: u32,
+    /// Alg. 1 line 3.
+    pub buffer_size: u32,
+    /// Alg. 1 line 6: sequential exploration lasts this many bytes of sends.
+    pub explore: Amount,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -446,7 +507,14 @@ impl Scenario {
             WorkloadKind::Incast => &["size", "start", "senders", "receiver", "warmup"],
             WorkloadKind::Flows => &["file", "warmup"],
             WorkloadKind::Trace => &[
-                "start", "cdf", "load", "duration", "arrivals", "load_basis", "warmup", "cooldown",
+                "start",
+                "cdf",
+                "load",
+                "duration",
+                "arrivals",
+                "load_basis",
+                "warmup",
+                "cooldown",
             ],
             WorkloadKind::RingAllreduce | WorkloadKind::ButterflyAllreduce => {
                 &["size", "start", "layout", "iterations", "warmup"]
@@ -540,6 +608,38 @@ impl Scenario {
                     c.eqds.pull_rate
                 ),
             ));
+        }
+        self.lb.check_baselines()
+    }
+}
+
+impl Lb {
+    /// Ranges of the baseline balancers' keys.
+    fn check_baselines(&self) -> Result<(), ScenarioError> {
+        let bad = |key: &str, msg: &str| Err(ScenarioError::new(key, msg));
+        let p = &self.plb;
+        if !(0.0..1.0).contains(&p.congestion_threshold) {
+            return bad("lb.plb.congestion_threshold", "must be in [0, 1)");
+        }
+        if p.congested_rounds == 0 {
+            return bad("lb.plb.congested_rounds", "must be at least 1");
+        }
+        if self.flowlet.timeout.value == Some(crate::time::SimTime::ZERO) {
+            return bad("lb.flowlet.timeout", "must be positive (or \"auto\")");
+        }
+        let b = &self.bitmap;
+        if b.entropy_space == 0 || b.entropy_space > 65536 {
+            return bad("lb.bitmap.entropy_space", "must be between 1 and 65536");
+        }
+        if b.max_penalty == 0 {
+            return bad("lb.bitmap.max_penalty", "must be at least 1");
+        }
+        let a = &self.arcane;
+        if a.entropy_space == 0 || a.entropy_space > 65536 {
+            return bad("lb.arcane.entropy_space", "must be between 1 and 65536");
+        }
+        if a.buffer_size == 0 || a.buffer_size > 255 {
+            return bad("lb.arcane.buffer_size", "must be between 1 and 255");
         }
         Ok(())
     }

@@ -1,0 +1,77 @@
+//! MP-RDMA's window rule (Lu et al., "Multi-Path Transport for RDMA in
+//! Datacenters", NSDI '18, §3.2), per ACK and in packets: an unmarked ACK
+//! adds 1/cwnd, an ECN-marked ACK takes away 1/2, so a window of marked
+//! ACKs halves cwnd, as DCTCP does at full marking. A loss (timeout or
+//! NACK) takes away the lost packet (REPS §4.1: "reduces the congestion
+//! window by one MTU in case of packet drops").
+//!
+//! The REPS artifact's variant (`updateCwndOnAck_MPRDMA`, lbsim's
+//! `cc/dctcp.rs`) takes away 1/4 per marked ACK instead; the two differ
+//! only there. In bytes, as `dctcp.rs`: cwnd += acked · MTU / cwnd up to
+//! the cap, cwnd −= acked / 2 down to one MTU.
+
+#[derive(Clone, Debug)]
+pub struct MprdmaCc {
+    pub cwnd: u64,
+    pub max_cwnd: u64,
+    pub mtu: u64,
+}
+
+impl MprdmaCc {
+    pub fn new(initial: u64, max: u64, mtu: u64) -> Self {
+        MprdmaCc {
+            cwnd: initial.max(mtu),
+            max_cwnd: max.max(mtu),
+            mtu,
+        }
+    }
+
+    #[inline]
+    pub fn on_ack(&mut self, acked: u64, ecn: bool) {
+        if ecn {
+            self.cwnd = self.cwnd.saturating_sub(acked / 2).max(self.mtu);
+        } else if self.cwnd < self.max_cwnd {
+            self.cwnd = (self.cwnd + acked * self.mtu / self.cwnd).min(self.max_cwnd);
+        }
+    }
+
+    #[inline]
+    pub fn on_loss(&mut self, bytes: u64) {
+        self.cwnd = self.cwnd.saturating_sub(bytes).max(self.mtu);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MTU: u64 = 4096;
+
+    #[test]
+    fn a_window_of_marks_halves_a_window_of_clean_acks_adds_one_packet() {
+        let mut c = MprdmaCc::new(16 * MTU, 64 * MTU, MTU);
+        for _ in 0..16 {
+            c.on_ack(MTU, true);
+        }
+        assert_eq!(c.cwnd, 8 * MTU, "16 marked ACKs x 1/2 packet");
+        for _ in 0..8 {
+            c.on_ack(MTU, false);
+        }
+        assert!((c.cwnd as i64 - 9 * MTU as i64).abs() < MTU as i64 / 5, "{}", c.cwnd);
+    }
+
+    #[test]
+    fn losses_floor_and_cap() {
+        let mut c = MprdmaCc::new(4 * MTU, 4 * MTU, MTU);
+        c.on_loss(MTU);
+        assert_eq!(c.cwnd, 3 * MTU);
+        for _ in 0..10 {
+            c.on_ack(MTU, true);
+        }
+        assert_eq!(c.cwnd, MTU, "never below one packet");
+        for _ in 0..100 {
+            c.on_ack(MTU, false);
+        }
+        assert_eq!(c.cwnd, 4 * MTU, "capped at max_cwnd");
+    }
+}

@@ -1,0 +1,165 @@
+//! BitMap: per-entropy penalties, the STrack-like baseline of REPS §4.1
+//! ("a bitmap approach where we keep per EV statistics similarly to
+//! STrack"). A flow sprays round-robin over a small entropy space and keeps
+//! a penalty counter per EV: congestion feedback on an EV raises its
+//! penalty, and every time the round-robin pointer passes over a penalised
+//! EV it skips it and lowers its penalty by one. A send therefore always
+//! takes an EV of the least penalty, an unpenalised one whenever one exists.
+//!
+//! Penalties after the REPS artifact (`uec.cpp` `processEv_bitmap`): +1 per
+//! ECN-marked ACK, +4 per NACK, the maximum (15) for a packet the
+//! retransmission timer declared lost, each capped at the maximum; the
+//! artifact penalises the EV of the timed-out packet, as `on_lost` does.
+//! Choices (docs/model-choices.md): every skip decays (the artifact decays
+//! only the first EV a send skips); the pointer starts at a random EV and
+//! walks in order (the artifact re-permutes each lap by a random XOR mask).
+
+use super::{LbStats, LoadBalancer};
+use crate::rng::Rng;
+use crate::time::SimTime;
+
+#[derive(Clone, Debug)]
+pub struct BitmapConfig {
+    /// EVs sprayed over: `lb.bitmap.entropy_space` capped by `lb.entropy_space`.
+    pub entropy_space: u32,
+    pub max_penalty: u8,
+    pub ecn_penalty: u8,
+    pub nack_penalty: u8,
+    pub timeout_penalty: u8,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bitmap {
+    cfg: BitmapConfig,
+    penalty: Vec<u8>,
+    next: u32,
+}
+
+impl Bitmap {
+    pub fn new(cfg: BitmapConfig, rng: &mut Rng) -> Self {
+        Bitmap {
+            penalty: vec![0; cfg.entropy_space as usize],
+            next: rng.below(cfg.entropy_space as u64) as u32,
+            cfg,
+        }
+    }
+
+    fn penalise(&mut self, ev: u16, by: u8) {
+        if let Some(p) = self.penalty.get_mut(ev as usize) {
+            *p = p.saturating_add(by).min(self.cfg.max_penalty);
+        }
+    }
+}
+
+impl LoadBalancer for Bitmap {
+    /// Ends: every skip lowers a penalty, so within `max_penalty` + 1 laps
+    /// some EV reaches zero.
+    fn next_ev(&mut self, _now: SimTime, _rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        loop {
+            let ev = self.next;
+            self.next = (self.next + 1) % self.cfg.entropy_space;
+            let p = &mut self.penalty[ev as usize];
+            if *p == 0 {
+                stats.explored += 1;
+                return ev as u16;
+            }
+            *p -= 1;
+        }
+    }
+
+    fn on_ack(&mut self, _now: SimTime, ev: u16, ecn: bool, _stats: &mut LbStats) {
+        if ecn {
+            self.penalise(ev, self.cfg.ecn_penalty);
+        }
+    }
+
+    fn on_nack(&mut self, _now: SimTime, ev: u16, _stats: &mut LbStats) {
+        self.penalise(ev, self.cfg.nack_penalty);
+    }
+
+    fn on_lost(&mut self, _now: SimTime, ev: u16, _stats: &mut LbStats) {
+        self.penalise(ev, self.cfg.timeout_penalty);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamTag;
+
+    fn bitmap(n: u32) -> (Bitmap, Rng) {
+        let mut rng = Rng::new(9, StreamTag::Flow, 0);
+        let cfg = BitmapConfig {
+            entropy_space: n,
+            max_penalty: 15,
+            ecn_penalty: 1,
+            nack_penalty: 4,
+            timeout_penalty: 15,
+        };
+        (Bitmap::new(cfg, &mut rng), rng)
+    }
+
+    /// Under random feedback, every send takes an EV whose penalty was the
+    /// least of all before the send: an unpenalised one whenever one exists.
+    #[test]
+    fn never_picks_a_penalised_ev_while_an_unpenalised_one_exists() {
+        let (mut b, mut rng) = bitmap(8);
+        let mut fb = Rng::new(10, StreamTag::Workload, 0);
+        let mut st = LbStats::default();
+        let t = SimTime::ZERO;
+        let mut all_penalised = 0;
+        for _ in 0..40_000 {
+            let ev = fb.below(8) as u16;
+            match fb.below(8) {
+                0..=2 => b.on_ack(t, ev, true, &mut st),
+                3 => b.on_nack(t, ev, &mut st),
+                4 if fb.below(10) == 0 => b.on_lost(t, ev, &mut st),
+                _ => {
+                    let before = b.penalty.clone();
+                    let least = *before.iter().min().unwrap();
+                    all_penalised += (least > 0) as u32;
+                    let ev = b.next_ev(t, &mut rng, &mut st);
+                    assert_eq!(before[ev as usize], least, "picked {ev} with penalties {before:?}");
+                }
+            }
+        }
+        assert!(
+            all_penalised > 100,
+            "the walk also met all-penalised states: {all_penalised}"
+        );
+        assert!(b.penalty.iter().all(|&p| p <= 15));
+    }
+
+    #[test]
+    fn round_robin_and_a_penalty_decays_by_one_per_skip() {
+        let (mut b, mut rng) = bitmap(8);
+        let mut st = LbStats::default();
+        let t = SimTime::ZERO;
+        let mut send = |b: &mut Bitmap| b.next_ev(t, &mut rng, &mut st);
+        let start = send(&mut b);
+        let lap: Vec<u16> = (1..8).map(|i| (start + i) % 8).collect();
+        assert_eq!((0..7).map(|_| send(&mut b)).collect::<Vec<_>>(), lap, "round-robin");
+        let victim = (start + 3) % 8;
+        b.on_nack(t, victim, &mut LbStats::default()); // penalty 4: skipped on the next 4 laps
+        b.on_ack(t, (start + 5) % 8, false, &mut LbStats::default()); // unmarked: no penalty
+        for lap in 1..=4 {
+            let evs: Vec<u16> = (0..7).map(|_| send(&mut b)).collect();
+            assert!(!evs.contains(&victim), "lap {lap}: {evs:?}");
+            assert_eq!(b.penalty[victim as usize], 4 - lap);
+        }
+        let evs: Vec<u16> = (0..8).map(|_| send(&mut b)).collect();
+        assert!(evs.contains(&victim), "decayed to zero, used again");
+    }
+
+    #[test]
+    fn feedback_penalties_and_cap() {
+        let (mut b, _) = bitmap(8);
+        let mut st = LbStats::default();
+        let t = SimTime::ZERO;
+        b.on_ack(t, 1, true, &mut st);
+        b.on_nack(t, 2, &mut st);
+        b.on_lost(t, 3, &mut st);
+        b.on_lost(t, 3, &mut st);
+        assert_eq!(&b.penalty[1..4], &[1, 4, 15]);
+    }
+}

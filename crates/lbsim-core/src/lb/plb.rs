@@ -1,0 +1,217 @@
+//! PLB: protective load balancing (Qureshi et al., "PLB: congestion signals
+//! are simple and effective for network load balancing", SIGCOMM '22). A
+//! flow keeps one entropy value and draws a new random one after
+//! `congested_rounds` consecutive congested rounds; a round is one RTT, and
+//! it is congested when the fraction of its feedback that signals
+//! congestion exceeds `congestion_threshold` (K). A retransmission timeout
+//! also re-paths (Linux `tcp_plb.c`: PLB repaths on RTO).
+//!
+//! Choices (docs/model-choices.md), after the REPS authors' htsim (artifact
+//! `uec.cpp`, `processEv_plb` / `nextEntropy_plb` / `rtxTimerExpired`):
+//! - a round lasts the flow's base RTT from its first ACK; the first
+//!   feedback after the round's end still counts in it and closes it;
+//! - NACKs (trimmed packets) count as congested feedback, like marked ACKs;
+//! - REPS §4.1 tunes PLB "more aggressive ... similarly to FlowBender": the
+//!   artifact uses K = 0.25 and re-paths after 2 congested rounds, against
+//!   PLB's production defaults of K = 0.5 and 3 (idle) or 12 rounds;
+//! - a timeout re-paths at most once per RTO and restarts the round count.
+
+use super::{LbStats, LoadBalancer, TimeoutInfo};
+use crate::rng::Rng;
+use crate::time::SimTime;
+
+#[derive(Clone, Debug)]
+pub struct PlbConfig {
+    pub entropy_space: u32,
+    /// K: a round is congested when more than this fraction of its feedback is.
+    pub congestion_threshold: f64,
+    /// Consecutive congested rounds that trigger a re-path.
+    pub congested_rounds: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plb {
+    cfg: PlbConfig,
+    ev: u16,
+    /// Length of a round: the flow's base RTT.
+    round: SimTime,
+    rto: SimTime,
+    /// End of the current round; None until the first feedback.
+    round_end: Option<SimTime>,
+    feedback: u32,
+    congested: u32,
+    consecutive: u32,
+    /// Feedback asked for a new path; drawn at the next send (which owns the RNG).
+    repath: bool,
+    /// A timeout may re-path again from this time on.
+    timeout_repath_from: SimTime,
+}
+
+impl Plb {
+    pub fn new(cfg: PlbConfig, base_rtt: SimTime, rto: SimTime, rng: &mut Rng) -> Self {
+        Plb {
+            ev: rng.below(cfg.entropy_space as u64) as u16,
+            cfg,
+            round: base_rtt,
+            rto,
+            round_end: None,
+            feedback: 0,
+            congested: 0,
+            consecutive: 0,
+            repath: false,
+            timeout_repath_from: SimTime::ZERO,
+        }
+    }
+
+    /// Count one ACK or NACK; at the end of a round judge it.
+    fn count(&mut self, now: SimTime, congested: bool) {
+        let end = *self.round_end.get_or_insert(now + self.round);
+        self.feedback += 1;
+        self.congested += congested as u32;
+        if now <= end {
+            return;
+        }
+        if self.congested as f64 > self.cfg.congestion_threshold * self.feedback as f64 {
+            self.consecutive += 1;
+            if self.consecutive >= self.cfg.congested_rounds {
+                self.repath = true;
+                self.consecutive = 0;
+            }
+        } else {
+            self.consecutive = 0;
+        }
+        self.feedback = 0;
+        self.congested = 0;
+        self.round_end = Some(now + self.round);
+    }
+}
+
+impl LoadBalancer for Plb {
+    fn next_ev(&mut self, _now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        if self.repath {
+            self.repath = false;
+            self.ev = rng.below(self.cfg.entropy_space as u64) as u16;
+            stats.explored += 1;
+        }
+        self.ev
+    }
+
+    fn on_ack(&mut self, now: SimTime, _ev: u16, ecn: bool, _stats: &mut LbStats) {
+        self.count(now, ecn);
+    }
+
+    fn on_nack(&mut self, now: SimTime, _ev: u16, _stats: &mut LbStats) {
+        self.count(now, true);
+    }
+
+    fn on_timeout(&mut self, now: SimTime, _info: TimeoutInfo, _stats: &mut LbStats) {
+        if now >= self.timeout_repath_from {
+            self.repath = true;
+            self.consecutive = 0;
+            self.timeout_repath_from = now + self.rto;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamTag;
+
+    const RTT_US: u64 = 10;
+
+    struct Harness {
+        plb: Plb,
+        rng: Rng,
+        stats: LbStats,
+        now: SimTime,
+    }
+
+    impl Harness {
+        fn new(threshold: f64, rounds: u32) -> Self {
+            let mut rng = Rng::new(3, StreamTag::Flow, 0);
+            let cfg = PlbConfig {
+                entropy_space: 65536,
+                congestion_threshold: threshold,
+                congested_rounds: rounds,
+            };
+            let plb = Plb::new(cfg, SimTime::from_us(RTT_US), SimTime::from_us(70), &mut rng);
+            Harness {
+                plb,
+                rng,
+                stats: LbStats::default(),
+                now: SimTime::ZERO,
+            }
+        }
+
+        /// One round of `acks` ACKs of which the first `marks` are marked;
+        /// the last lands just after the round's end and closes it.
+        fn round(&mut self, acks: u32, marks: u32) {
+            for i in 0..acks {
+                if i + 1 == acks {
+                    self.now = self.plb.round_end.expect("round started") + SimTime(1);
+                }
+                self.plb.on_ack(self.now, 0, i < marks, &mut self.stats);
+                self.now += SimTime(1);
+            }
+        }
+
+        fn send(&mut self) -> u16 {
+            self.plb.next_ev(self.now, &mut self.rng, &mut self.stats)
+        }
+    }
+
+    #[test]
+    fn repaths_after_the_configured_congested_rounds_and_not_before() {
+        let mut h = Harness::new(0.5, 2);
+        let first = h.send();
+        h.round(4, 3); // 3/4 > K: congested round 1
+        assert_eq!(h.send(), first, "one congested round is not enough");
+        h.round(4, 3); // congested round 2: re-path
+        let second = h.send();
+        assert_ne!(second, first);
+        assert_eq!(h.stats.explored, 1);
+        assert_eq!(h.send(), second, "the new path is kept");
+    }
+
+    #[test]
+    fn a_clean_round_or_one_at_exactly_k_restarts_the_count() {
+        let mut h = Harness::new(0.5, 2);
+        let ev = h.send();
+        h.round(4, 3); // congested
+        h.round(4, 2); // 2/4 is not above K = 0.5
+        h.round(4, 4); // congested, but only the first in a row
+        assert_eq!(h.send(), ev);
+        assert_eq!(h.stats.explored, 0);
+        h.round(4, 4); // second in a row
+        assert_ne!(h.send(), ev);
+    }
+
+    #[test]
+    fn nacks_count_as_congested_feedback() {
+        let mut h = Harness::new(0.5, 1);
+        let ev = h.send();
+        h.plb.on_ack(SimTime::ZERO, 0, false, &mut h.stats);
+        h.plb.on_nack(SimTime(1), 0, &mut h.stats);
+        assert_eq!(h.send(), ev, "the round is still open");
+        h.plb.on_nack(SimTime::from_us(RTT_US) + SimTime(1), 0, &mut h.stats);
+        assert_ne!(h.send(), ev, "2 NACKs of 3 feedbacks: a congested round");
+    }
+
+    #[test]
+    fn a_timeout_repaths_at_most_once_per_rto() {
+        let mut h = Harness::new(0.5, 2);
+        let ev = h.send();
+        let info = TimeoutInfo {
+            looks_like_failure: false,
+        };
+        h.plb.on_timeout(SimTime::from_us(100), info, &mut h.stats);
+        let moved = h.send();
+        assert_ne!(moved, ev);
+        h.plb.on_timeout(SimTime::from_us(150), info, &mut h.stats);
+        assert_eq!(h.send(), moved, "within one RTO (70 us) of the last timeout re-path");
+        h.plb.on_timeout(SimTime::from_us(170), info, &mut h.stats);
+        assert_ne!(h.send(), moved);
+        assert_eq!(h.stats.explored, 2);
+    }
+}
