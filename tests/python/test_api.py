@@ -70,6 +70,8 @@ def test_workload_override_without_workload_table() -> None:
         (lambda: small().set("topology.link_latency", 500).resolved(), "topology.link_latency"),
         (lambda: small().set("topology.hosts", 17).validate(), "topology.hosts"),
         (lambda: lbsim.run(small().set("workload.senders", 3), progress=False), "workload.senders"),
+        (lambda: small().set("lb.plb.congested_rounds", 0).resolved(), "lb.plb.congested_rounds"),
+        (lambda: small().set("lb.bitmap.max_penalty", 256).resolved(), "lb.bitmap.max_penalty"),
     ],
 )
 def test_errors_name_the_key(make, key: str) -> None:
@@ -77,6 +79,25 @@ def test_errors_name_the_key(make, key: str) -> None:
         make()
     assert e.value.key == key
     assert key in str(e.value)
+
+
+BASELINES = ("plb", "flowlet", "mprdma", "bitmap", "arcane")
+
+
+def test_baseline_load_balancers_run_and_plot(tmp_path: Path) -> None:
+    from lbsim.plot import style, summary_figure
+
+    results = {lb: lbsim.run(small(**{"lb.kind": lb}), progress=False) for lb in ("ecmp", *BASELINES)}
+    for lb, r in results.items():
+        assert r.lb == lb and (r.flows["lb"] == lb).all()
+        assert r.summary["unfinished_flows"] == 0
+    # Every kind has its own display name and colour, and a known place in plots.
+    names = [style.label(lb) for lb in results]
+    assert len(set(names)) == len(names) and "PLB" in names and "ARCANE" in names
+    assert len({style.color(lb) for lb in results}) == len(results)
+    assert style.sort_labels(list(reversed(results))) == [lb for lb in style.ORDER if lb in results]
+    written = summary_figure({lb: [r] for lb, r in results.items()}, tmp_path / "baselines")
+    assert all(p.stat().st_size > 0 for p in written)
 
 
 def test_error_names_the_file(tmp_path: Path) -> None:

@@ -34,6 +34,13 @@ def test_run_writes_consistent_results(cli, small_file: Path, tmp_path: Path) ->
     assert (tmp_path / "results/small/summary.json").is_file()
 
 
+def test_run_a_baseline_kind_from_the_command_line(cli, small_file: Path, tmp_path: Path) -> None:
+    cli("run", str(small_file), "--set", "lb.kind=plb", "--set", "lb.plb.congested_rounds=1", "--out", "plb", check=True)
+    flows = pd.read_parquet(tmp_path / "plb" / "flows.parquet")
+    assert (flows["lb"] == "plb").all() and flows["finished"].all()
+    assert "congested_rounds = 1" in (tmp_path / "plb" / "scenario.toml").read_text()
+
+
 def test_bad_key_is_named_without_traceback(cli, small_file: Path, tmp_path: Path) -> None:
     p = cli("run", str(small_file), "--set", "lb.kindd=ops")
     assert p.returncode == 2

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   lbsim-cli run FILE [--set key=value]... [--out DIR]   run a scenario, write results to DIR
   lbsim-cli validate FILE [--set key=value]...          parse and check only
-  lbsim-cli bench [--hosts N] [--lb ecmp|ops|reps] [--size BYTES]
+  lbsim-cli bench [--hosts N] [--lb KIND] [--size BYTES]
                                                          time the 2-tier 400G permutation benchmark";
 
 fn main() -> ExitCode {

@@ -47,16 +47,32 @@ RC: dict[str, Any] = {
 }
 
 #: Known load balancers, in the order plots list them.
-ORDER: tuple[str, ...] = ("ecmp", "ops", "reps", "ideal")
+ORDER: tuple[str, ...] = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "arcane", "reps", "ideal")
 
 _COLORS = {
     "ecmp": "#7f7f7f",  # grey: the baseline
     "ops": "#1f77b4",  # blue
     "reps": "#d62728",  # red
     "ideal": "#2ca02c",  # green
+    # REPS §4.1 baselines
+    "plb": "#8c564b",  # brown
+    "flowlet": "#bcbd22",  # olive
+    "mprdma": "#9467bd",  # purple
+    "bitmap": "#17becf",  # cyan
+    "arcane": "#ff7f0e",  # orange
 }
-_CYCLE = ("#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
-_NAMES = {"ecmp": "ECMP", "ops": "OPS", "reps": "REPS", "ideal": "ideal"}
+_CYCLE = ("#e377c2", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94")
+_NAMES = {
+    "ecmp": "ECMP",
+    "ops": "OPS",
+    "reps": "REPS",
+    "ideal": "ideal",
+    "plb": "PLB",
+    "flowlet": "Flowlet",
+    "mprdma": "MPRDMA",
+    "bitmap": "BitMap",
+    "arcane": "ARCANE",
+}
 
 #: Sizes in inches: one column and two columns of a two-column paper.
 SIZES = {"single": (3.4, 2.4), "wide": (7.0, 2.6)}

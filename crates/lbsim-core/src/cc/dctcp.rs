@@ -8,6 +8,8 @@
 //! The cap applies on increase only, as in the artifact, so an initial
 //! window above the cap (151 packets vs 1.5 BDP) is kept until the first cut.
 //!
+//! MP-RDMA's own paper takes 1/2 packet per marked ACK: that rule is `mprdma.rs`.
+//!
 //! Option: Wait-To-Decrease (ARCANE §3.0.1, `cc.wait_to_decrease`): a
 //! marked ACK cuts only once the average of marks reaches 0.25; below it a
 //! marked ACK leaves the window unchanged. Losses cut as always.

@@ -1,5 +1,5 @@
-//! MP-RDMA's window rule (Lu et al., "Multi-Path Transport for RDMA in
-//! Datacenters", NSDI '18, §3.2), per ACK and in packets: an unmarked ACK
+//! MP-RDMA's congestion window rule (Lu et al., "Multi-Path Transport for
+//! RDMA in Datacenters", NSDI '18), per ACK and in packets: an unmarked ACK
 //! adds 1/cwnd, an ECN-marked ACK takes away 1/2, so a window of marked
 //! ACKs halves cwnd, as DCTCP does at full marking. A loss (timeout or
 //! NACK) takes away the lost packet (REPS §4.1: "reduces the congestion

@@ -1,7 +1,7 @@
-//! MP-RDMA's multi-path ACK clocking (Lu et al., "Multi-Path Transport for
-//! RDMA in Datacenters", NSDI '18, §3.2): with per-packet ACKs, each ACK
-//! clocks out the next packet. An unmarked ACK lets that packet go on the
-//! ACK's own path (its EV); a marked ACK (or a NACK) sends it on a new
+//! MPRDMA: the multi-path ACK clocking of MP-RDMA (Lu et al., "Multi-Path
+//! Transport for RDMA in Datacenters", NSDI '18). With per-packet ACKs, each
+//! ACK clocks out the next packet: an unmarked ACK lets that packet go on
+//! the ACK's own path (its EV); a marked ACK (or a NACK) sends it on a new
 //! random path; a send with no ACK-granted EV pending (the first window,
 //! extra packets the window's growth allows) probes a new random path.
 //!
