@@ -47,7 +47,7 @@ RC: dict[str, Any] = {
 }
 
 #: Known load balancers, in the order plots list them.
-ORDER: tuple[str, ...] = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "arcane", "reps", "ideal")
+ORDER: tuple[str, ...] = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps", "ideal")
 
 _COLORS = {
     "ecmp": "#7f7f7f",  # grey: the baseline
@@ -60,8 +60,9 @@ _COLORS = {
     "mprdma": "#9467bd",  # purple
     "bitmap": "#17becf",  # cyan
     "arcane": "#ff7f0e",  # orange
+    "adaptive": "#e377c2",  # pink
 }
-_CYCLE = ("#e377c2", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94")
+_CYCLE = ("#dbdb8d", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94")
 _NAMES = {
     "ecmp": "ECMP",
     "ops": "OPS",
@@ -72,6 +73,7 @@ _NAMES = {
     "mprdma": "MPRDMA",
     "bitmap": "BitMap",
     "arcane": "ARCANE",
+    "adaptive": "Adaptive",
 }
 
 #: Sizes in inches: one column and two columns of a two-column paper.
