@@ -88,6 +88,16 @@ def _xs(values: tuple[int, ...], lbs: tuple[str, ...] = ("ops", "reps")) -> dict
     return {f"{v}/{lb}": v for v, lb in itertools.product(values, lbs)}
 
 
+#: Every load balancer REPS §4.1 compares, per-flow ones first.
+_ALL_LBS = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps")
+
+#: REPS §4.2 synthetic patterns: incast (8 senders), permutation, tornado.
+_PATTERNS: dict[str, Overrides] = {
+    "incast": {"workload.kind": "incast", "workload.senders": 8},
+    "permutation": {"workload.kind": "permutation"},
+    "tornado": {"workload.kind": "tornado"},
+}
+
 #: 32 hosts and 2 MiB messages.
 _QUICK_PERM: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8, "workload.size": "2MiB"}
 
@@ -151,6 +161,15 @@ FIGURES: dict[str, Figure] = {
         "REPS close to ideal up to 50 % of cables failed; PLB, second best, far behind.",
         x_label="Fraction of fabric cables failed",
         x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))},
+    ),
+    "reps-fig02-synthetic": Figure(
+        "reps/fig02_synthetic_1024.toml",
+        {f"{p}/{lb}": {**o, "lb.kind": lb} for p, o in _PATTERNS.items() for lb in _ALL_LBS},
+        "bars",
+        "Incast: all load balancers alike (the CC decides). Permutation and tornado: ECMP far behind, "
+        "per-packet schemes ahead of Flowlet and PLB, REPS best or tied (Adaptive RoCE ties on tornado); "
+        "up to 6x over ECMP and 1.25x over OPS.",
+        quick=_QUICK_PERM,
     ),
     "reps-fig02-traces": Figure(
         "reps/fig02_websearch.toml",

@@ -30,3 +30,13 @@ def test_fig11_reps_keeps_its_edge_at_16_to_1_with_a_failure(tmp_path: Path) -> 
     t = _table("reps-fig11-failure", tmp_path)
     for ratio in (1, 2, 4, 8, 16):
         assert t[f"{ratio}/reps"] < 0.5 * t[f"{ratio}/ops"], ratio
+
+
+def test_fig02_synthetic_orders_the_baselines(tmp_path: Path) -> None:
+    """REPS §4.3.1: on a permutation every per-packet scheme beats ECMP and the
+    per-flow schemes (PLB, Flowlet); REPS is within 5 % of the best."""
+    t = _table("reps-fig02-synthetic", tmp_path)
+    perm = {lb: t[f"permutation/{lb}"] for lb in ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "arcane", "reps")}
+    for lb in ("ops", "bitmap", "mprdma", "arcane", "reps"):
+        assert perm[lb] < 0.8 * min(perm["ecmp"], perm["plb"], perm["flowlet"]), lb
+    assert perm["reps"] <= 1.05 * min(perm.values())
