@@ -144,7 +144,10 @@ impl Flow {
 
     /// Bytes on the wire of a full packet and of the last one.
     pub fn packet_sizes(&self) -> (u64, u64) {
-        ((self.payload + self.header) as u64, self.wire_size(self.npkts - 1) as u64)
+        (
+            (self.payload + self.header) as u64,
+            self.wire_size(self.npkts - 1) as u64,
+        )
     }
 
     /// Wire size of packet `seq`: its share of the payload plus the header.

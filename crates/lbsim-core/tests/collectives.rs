@@ -11,7 +11,11 @@ fn assert_waits(flows: &[FlowRecord], after: impl Fn(&FlowRecord) -> Vec<usize>)
     for f in flows {
         let deps = after(f);
         if let Some(last) = deps.iter().map(|&d| flows[d].receiver_finish_us).reduce(f64::max) {
-            assert_eq!(f.start_us, last, "flow {} starts when its last dependency arrives", f.id);
+            assert_eq!(
+                f.start_us, last,
+                "flow {} starts when its last dependency arrives",
+                f.id
+            );
         }
     }
 }
@@ -27,7 +31,11 @@ fn lone_flow_slowdown_is_exactly_one() {
     std::fs::create_dir_all(&dir).unwrap();
     for tiers in [2, 3] {
         for size in [1u64, 5000, 1_000_000, 8 << 20] {
-            std::fs::write(dir.join("one.csv"), format!("src,dst,size_bytes,start_us\n0,127,{size},1\n")).unwrap();
+            std::fs::write(
+                dir.join("one.csv"),
+                format!("src,dst,size_bytes,start_us\n0,127,{size},1\n"),
+            )
+            .unwrap();
             for lb in ["ecmp", "reps"] {
                 let s = scenario(&format!(
                     "[topology]\ntiers = {tiers}\n[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"
@@ -37,7 +45,10 @@ fn lone_flow_slowdown_is_exactly_one() {
                 if lb == "ecmp" {
                     assert_eq!(f.fct_us, f.ideal_fct_us, "{what}");
                 } else {
-                    assert!(f.fct_us <= f.ideal_fct_us && f.fct_us > f.ideal_fct_us - 0.082, "{what}");
+                    assert!(
+                        f.fct_us <= f.ideal_fct_us && f.fct_us > f.ideal_fct_us - 0.082,
+                        "{what}"
+                    );
                 }
                 assert_eq!(f.slowdown, 1.0, "{what}");
                 assert!(f.measured);
@@ -62,12 +73,18 @@ fn ring_allreduce_matches_closed_form() {
     assert_eq!(out.summary.unfinished_flows, 0);
     // hop[r]: the ideal time of one chunk from rank r to rank r + 1.
     let hop: Vec<f64> = (0..n).map(|r| out.flows[r].ideal_fct_us).collect();
-    assert!(hop[7] > hop[0], "crossing to the next ToR takes longer than staying under one");
+    assert!(
+        hop[7] > hop[0],
+        "crossing to the next ToR takes longer than staying under one"
+    );
     let closed = (0..n)
         .map(|r| (0..2 * (n - 1)).map(|k| hop[(r + k) % n]).sum::<f64>())
         .fold(0.0, f64::max);
     let got = out.summary.collective_us;
-    assert!(got >= closed * 0.999 && got <= closed * 1.05, "ring AllReduce {got} us, closed form {closed} us");
+    assert!(
+        got >= closed * 0.999 && got <= closed * 1.05,
+        "ring AllReduce {got} us, closed form {closed} us"
+    );
     // The steps table covers every step, in order.
     let steps = out.tables.iter().find(|t| t.name == "steps").expect("a steps table");
     assert_eq!(steps.rows(), 2 * (n - 1));
@@ -103,8 +120,16 @@ fn butterfly_allreduce_respects_its_steps() {
         }
     });
     let lower: f64 = (0..10).map(|s| out.flows[s * n].ideal_fct_us).sum();
-    assert!(out.summary.collective_us >= lower, "{} < {lower}", out.summary.collective_us);
-    assert!(out.summary.collective_us < 2.0 * lower, "{} vs {lower}", out.summary.collective_us);
+    assert!(
+        out.summary.collective_us >= lower,
+        "{} < {lower}",
+        out.summary.collective_us
+    );
+    assert!(
+        out.summary.collective_us < 2.0 * lower,
+        "{} vs {lower}",
+        out.summary.collective_us
+    );
 }
 
 /// AllToAll with 2 parallel connections: no node ever has more than two
@@ -152,23 +177,50 @@ fn file_dependencies_and_unfinishable_waits() {
     let out = lbsim_core::run(&s, Some(&dir)).unwrap();
     let f = &out.flows;
     assert!(f[0].finished && f[1].finished && f[2].finished);
-    assert_eq!(f[2].start_us, f[0].receiver_finish_us.max(f[1].receiver_finish_us).max(5.0));
+    assert_eq!(
+        f[2].start_us,
+        f[0].receiver_finish_us.max(f[1].receiver_finish_us).max(5.0)
+    );
     assert!(!f[3].finished, "its receiver's link is down");
-    assert!(!f[4].finished && f[4].start_us.is_nan(), "never started: waits for flow 3");
+    assert!(
+        !f[4].finished && f[4].start_us.is_nan(),
+        "never started: waits for flow 3"
+    );
     assert_eq!(out.summary.unfinished_flows, 2);
 }
 
 #[test]
 fn bad_collective_keys_are_named() {
     for (toml, key) in [
-        ("[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\n", "workload.parallel"),
-        ("[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 0\n", "workload.parallel"),
+        (
+            "[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\n",
+            "workload.parallel",
+        ),
+        (
+            "[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 0\n",
+            "workload.parallel",
+        ),
         ("[workload]\nkind = \"ring_allreduce\"\n", "workload.size"),
-        ("[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nparallel = 2\n", "workload.parallel"),
-        ("[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nlayout = \"diagonal\"\n", "workload.layout"),
-        ("[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\niterations = 0\n", "workload.iterations"),
-        ("[topology]\nhosts = 24\nradix = 8\n[workload]\nkind = \"butterfly_allreduce\"\nsize = \"1MiB\"\n", "topology.hosts"),
-        ("[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\ncooldown = \"1ms\"\n", "workload.cooldown"),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nparallel = 2\n",
+            "workload.parallel",
+        ),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nlayout = \"diagonal\"\n",
+            "workload.layout",
+        ),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\niterations = 0\n",
+            "workload.iterations",
+        ),
+        (
+            "[topology]\nhosts = 24\nradix = 8\n[workload]\nkind = \"butterfly_allreduce\"\nsize = \"1MiB\"\n",
+            "topology.hosts",
+        ),
+        (
+            "[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\ncooldown = \"1ms\"\n",
+            "workload.cooldown",
+        ),
     ] {
         let e = Scenario::from_toml(toml)
             .and_then(|s| build::build(&s, None).map(|_| ()))

@@ -71,7 +71,10 @@ fn warmup_and_cooldown_select_the_measured_flows() {
         early += (f.start_us < 30.0) as u32;
         late += (f.finished && f.start_us >= 30.0 && f.receiver_finish_us > 140.0) as u32;
     }
-    assert!(early > 0 && late > 0, "both exclusions happen: {early} early, {late} late");
+    assert!(
+        early > 0 && late > 0,
+        "both exclusions happen: {early} early, {late} late"
+    );
     let measured: Vec<f64> = out.flows.iter().filter(|f| f.measured).map(|f| f.slowdown).collect();
     assert_eq!(out.summary.measured_flows, measured.len());
     let mean = measured.iter().sum::<f64>() / measured.len() as f64;

@@ -135,8 +135,19 @@ pub fn alltoall(ranks: &[u32], size: u64, parallel: u32, iterations: u32, start:
         for k in 1..n {
             for r in 0..n {
                 let m = &mine[r];
-                let after = m.len().checked_sub(parallel as usize).map(|i| m[i]).into_iter().collect();
-                let id = p.add(ranks[r], ranks[(r + k) % n], block, it * (n as u32 - 1) + k as u32 - 1, after);
+                let after = m
+                    .len()
+                    .checked_sub(parallel as usize)
+                    .map(|i| m[i])
+                    .into_iter()
+                    .collect();
+                let id = p.add(
+                    ranks[r],
+                    ranks[(r + k) % n],
+                    block,
+                    it * (n as u32 - 1) + k as u32 - 1,
+                    after,
+                );
                 mine[r].push(id);
             }
         }
@@ -185,7 +196,10 @@ mod tests {
                 (f.size, f.src ^ f.dst)
             })
             .collect();
-        assert_eq!(per_step, [(4000, 4), (2000, 2), (1000, 1), (1000, 1), (2000, 2), (4000, 4)]);
+        assert_eq!(
+            per_step,
+            [(4000, 4), (2000, 2), (1000, 1), (1000, 1), (2000, 2), (4000, 4)]
+        );
         assert!(butterfly_allreduce(&[0, 1, 2], 10, 1, SimTime::ZERO).is_err());
     }
 

@@ -245,7 +245,10 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
             let layout = w.layout.unwrap_or(Layout::HostOrder);
             let ranks = collective::ranks(hosts, net.hosts_per_tor, layout);
             if hosts < 2 {
-                return Err(ScenarioError::new("topology.hosts", "a collective needs at least 2 hosts"));
+                return Err(ScenarioError::new(
+                    "topology.hosts",
+                    "a collective needs at least 2 hosts",
+                ));
             }
             let iterations = w.iterations.unwrap_or(1);
             if iterations == 0 {
@@ -337,7 +340,11 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Traffic, String> {
         }
         let row = out.flows.len() as u32;
         let mut after = Vec::new();
-        for dep in ai.map_or("", |i| f.get(i).copied().unwrap_or("")).split(';').map(str::trim) {
+        for dep in ai
+            .map_or("", |i| f.get(i).copied().unwrap_or(""))
+            .split(';')
+            .map(str::trim)
+        {
             if dep.is_empty() {
                 continue;
             }
@@ -353,7 +360,9 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Traffic, String> {
             after.push(d);
         }
         let step = match si.and_then(|i| f.get(i)).filter(|v| !v.is_empty()) {
-            Some(v) => v.parse().map_err(|_| format!("line {}: step is not an integer", ln + 1))?,
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("line {}: step is not an integer", ln + 1))?,
             None => 0,
         };
         out.flows.push(FlowSpec {
@@ -437,7 +446,11 @@ mod tests {
     fn csv_errors_name_the_line() {
         let ok = parse_flow_csv("src,dst,size_bytes,start_us\n0,1,4096,0\n2,0,10,1.5\n", 4).unwrap();
         assert_eq!(ok.flows[1].start, SimTime(1_500_000));
-        let deps = parse_flow_csv("src,dst,size_bytes,start_us,after,step\n0,1,9,0,,0\n1,2,9,0,,0\n2,3,9,0,0;1,1\n", 4).unwrap();
+        let deps = parse_flow_csv(
+            "src,dst,size_bytes,start_us,after,step\n0,1,9,0,,0\n1,2,9,0,,0\n2,3,9,0,0;1,1\n",
+            4,
+        )
+        .unwrap();
         assert_eq!(deps.after, vec![vec![], vec![], vec![0, 1]]);
         assert_eq!(deps.step, vec![0, 0, 1]);
         let e = parse_flow_csv("src,dst,size_bytes,start_us,after\n0,1,9,0,1\n1,2,9,0,\n", 4).unwrap_err();
