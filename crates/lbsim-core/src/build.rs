@@ -4,7 +4,7 @@
 //! schedule failures. Every error names the scenario key.
 
 use crate::cc::credit_pacer::CreditPacers;
-use crate::cc::{CongestionControl, DctcpVariant, EqdsSender, MprdmaCc};
+use crate::cc::{mprdma_window, CongestionControl, DctcpVariant, EqdsSender};
 use crate::failure;
 use crate::lb::arcane::{Arcane, ArcaneConfig};
 use crate::lb::bitmap::{Bitmap, BitmapConfig};
@@ -243,7 +243,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
                     })
                 }
                 CcKind::Eqds => CongestionControl::Eqds(EqdsSender::new(unsolicited)),
-                CcKind::Mprdma => CongestionControl::Mprdma(MprdmaCc::new(init_cwnd, max_cwnd, mtu)),
+                CcKind::Mprdma => CongestionControl::Mprdma(mprdma_window(init_cwnd, max_cwnd, mtu)),
             };
             let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
             let lb = lbs.load_balancer(kind, &mut rng, rtt);

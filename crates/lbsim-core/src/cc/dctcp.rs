@@ -8,7 +8,8 @@
 //! The cap applies on increase only, as in the artifact, so an initial
 //! window above the cap (151 packets vs 1.5 BDP) is kept until the first cut.
 //!
-//! MP-RDMA's own paper takes 1/2 packet per marked ACK: that rule is `mprdma.rs`.
+//! MP-RDMA's own paper takes 1/2 packet per marked ACK: `mprdma.rs` builds
+//! this variant with that cut (`mark_cut_divisor` = 2).
 //!
 //! Option: Wait-To-Decrease (ARCANE §3.0.1, `cc.wait_to_decrease`): a
 //! marked ACK cuts only once the average of marks reaches 0.25; below it a
@@ -21,6 +22,8 @@ pub struct DctcpVariant {
     pub cwnd: u64,
     pub max_cwnd: u64,
     pub mtu: u64,
+    /// A marked ACK takes away acked / this: 4 in the REPS artifact, 2 in MP-RDMA.
+    pub mark_cut_divisor: u64,
     pub wtd: Option<WaitToDecrease>,
 }
 
@@ -30,6 +33,7 @@ impl DctcpVariant {
             cwnd: initial.max(mtu),
             max_cwnd: max.max(mtu),
             mtu,
+            mark_cut_divisor: 4, // REPS artifact updateCwndOnAck_MPRDMA
             wtd: None,
         }
     }
@@ -47,7 +51,7 @@ impl DctcpVariant {
             Some(w) => w.on_ack(ecn) && ecn,
         };
         if cut {
-            self.cwnd = self.cwnd.saturating_sub(acked / 4).max(self.mtu);
+            self.cwnd = self.cwnd.saturating_sub(acked / self.mark_cut_divisor).max(self.mtu);
         } else if !ecn && self.cwnd < self.max_cwnd {
             self.cwnd = (self.cwnd + acked * self.mtu / self.cwnd).min(self.max_cwnd);
         }

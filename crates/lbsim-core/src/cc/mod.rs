@@ -11,7 +11,7 @@ pub mod wait_to_decrease;
 
 pub use dctcp::DctcpVariant;
 pub use eqds::EqdsSender;
-pub use mprdma::MprdmaCc;
+pub use mprdma::mprdma_window;
 
 /// The rule a flow runs. New algorithms (DCQCN, FASTFLOW...) are new
 /// variants plus one file each.
@@ -19,7 +19,8 @@ pub use mprdma::MprdmaCc;
 pub enum CongestionControl {
     Dctcp(DctcpVariant),
     Eqds(EqdsSender),
-    Mprdma(MprdmaCc),
+    /// MP-RDMA's rule: the DCTCP variant with its own cut (`mprdma.rs`).
+    Mprdma(DctcpVariant),
 }
 
 impl CongestionControl {
@@ -29,9 +30,8 @@ impl CongestionControl {
     #[inline]
     pub fn may_send(&self, inflight: u64) -> bool {
         match self {
-            CongestionControl::Dctcp(c) => inflight < c.cwnd,
+            CongestionControl::Dctcp(c) | CongestionControl::Mprdma(c) => inflight < c.cwnd,
             CongestionControl::Eqds(e) => e.may_send(),
-            CongestionControl::Mprdma(c) => inflight < c.cwnd,
         }
     }
 
@@ -47,9 +47,8 @@ impl CongestionControl {
     #[inline]
     pub fn on_ack(&mut self, acked: u64, ecn: bool) {
         match self {
-            CongestionControl::Dctcp(c) => c.on_ack(acked, ecn),
+            CongestionControl::Dctcp(c) | CongestionControl::Mprdma(c) => c.on_ack(acked, ecn),
             CongestionControl::Eqds(_) => {}
-            CongestionControl::Mprdma(c) => c.on_ack(acked, ecn),
         }
     }
 
@@ -58,9 +57,8 @@ impl CongestionControl {
     #[inline]
     pub fn on_nack(&mut self, bytes: u64) {
         match self {
-            CongestionControl::Dctcp(c) => c.on_loss(bytes),
+            CongestionControl::Dctcp(c) | CongestionControl::Mprdma(c) => c.on_loss(bytes),
             CongestionControl::Eqds(_) => {}
-            CongestionControl::Mprdma(c) => c.on_loss(bytes),
         }
     }
 
@@ -68,9 +66,8 @@ impl CongestionControl {
     #[inline]
     pub fn on_timeout(&mut self, bytes: u64) {
         match self {
-            CongestionControl::Dctcp(c) => c.on_loss(bytes),
+            CongestionControl::Dctcp(c) | CongestionControl::Mprdma(c) => c.on_loss(bytes),
             CongestionControl::Eqds(e) => e.on_timeout_loss(),
-            CongestionControl::Mprdma(c) => c.on_loss(bytes),
         }
     }
 

@@ -7,37 +7,15 @@
 //!
 //! The REPS artifact's variant (`updateCwndOnAck_MPRDMA`, lbsim's
 //! `cc/dctcp.rs`) takes away 1/4 per marked ACK instead; the two differ
-//! only there. In bytes, as `dctcp.rs`: cwnd += acked · MTU / cwnd up to
-//! the cap, cwnd −= acked / 2 down to one MTU.
+//! only there, so this is that variant with `mark_cut_divisor` = 2.
 
-#[derive(Clone, Debug)]
-pub struct MprdmaCc {
-    pub cwnd: u64,
-    pub max_cwnd: u64,
-    pub mtu: u64,
-}
+use super::DctcpVariant;
 
-impl MprdmaCc {
-    pub fn new(initial: u64, max: u64, mtu: u64) -> Self {
-        MprdmaCc {
-            cwnd: initial.max(mtu),
-            max_cwnd: max.max(mtu),
-            mtu,
-        }
-    }
-
-    #[inline]
-    pub fn on_ack(&mut self, acked: u64, ecn: bool) {
-        if ecn {
-            self.cwnd = self.cwnd.saturating_sub(acked / 2).max(self.mtu);
-        } else if self.cwnd < self.max_cwnd {
-            self.cwnd = (self.cwnd + acked * self.mtu / self.cwnd).min(self.max_cwnd);
-        }
-    }
-
-    #[inline]
-    pub fn on_loss(&mut self, bytes: u64) {
-        self.cwnd = self.cwnd.saturating_sub(bytes).max(self.mtu);
+/// MP-RDMA's window: the DCTCP variant with a half-packet cut per marked ACK.
+pub fn mprdma_window(initial: u64, max: u64, mtu: u64) -> DctcpVariant {
+    DctcpVariant {
+        mark_cut_divisor: 2,
+        ..DctcpVariant::new(initial, max, mtu)
     }
 }
 
@@ -49,7 +27,7 @@ mod tests {
 
     #[test]
     fn a_window_of_marks_halves_a_window_of_clean_acks_adds_one_packet() {
-        let mut c = MprdmaCc::new(16 * MTU, 64 * MTU, MTU);
+        let mut c = mprdma_window(16 * MTU, 64 * MTU, MTU);
         for _ in 0..16 {
             c.on_ack(MTU, true);
         }
@@ -62,7 +40,7 @@ mod tests {
 
     #[test]
     fn losses_floor_and_cap() {
-        let mut c = MprdmaCc::new(4 * MTU, 4 * MTU, MTU);
+        let mut c = mprdma_window(4 * MTU, 4 * MTU, MTU);
         c.on_loss(MTU);
         assert_eq!(c.cwnd, 3 * MTU);
         for _ in 0..10 {
