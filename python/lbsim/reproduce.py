@@ -80,14 +80,6 @@ _ACK_RATIOS = (1, 2, 4, 8, 16)
 _EVS_SIZES = (32, 256, 65536)
 
 
-def _sweep(key: str, values: tuple[int, ...], lbs: tuple[str, ...] = ("ops", "reps")) -> dict[str, Overrides]:
-    return {f"{v}/{lb}": {"lb.kind": lb, key: v} for v, lb in itertools.product(values, lbs)}
-
-
-def _xs(values: tuple[int, ...], lbs: tuple[str, ...] = ("ops", "reps")) -> dict[str, float]:
-    return {f"{v}/{lb}": v for v, lb in itertools.product(values, lbs)}
-
-
 #: Every load balancer REPS §4.1 compares, per-flow ones first.
 _ALL_LBS = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps")
 
@@ -100,6 +92,21 @@ _PATTERNS: dict[str, Overrides] = {
 
 #: 32 hosts and 2 MiB messages.
 _QUICK_PERM: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8, "workload.size": "2MiB"}
+
+def _ops_vs_reps(scenario: str, key: str, values: tuple[int, ...], paper: str, x_label: str) -> Figure:
+    """OPS and REPS completion against ``key`` set to each of ``values`` (log x)."""
+    pairs = list(itertools.product(values, ("ops", "reps")))
+    return Figure(
+        scenario,
+        {f"{v}/{lb}": {"lb.kind": lb, key: v} for v, lb in pairs},
+        "lines",
+        paper,
+        x_label=x_label,
+        x={f"{v}/{lb}": v for v, lb in pairs},
+        x_log=True,
+        quick=_QUICK_PERM,
+    )
+
 
 #: REPS §4.3.2: 2 % of the ToR uplinks, picked at random, at 200 Gbps.
 _SLOW_2PCT = '[{links = "tor_uplinks", fraction = 0.02, rate = "200Gbps"}]'
@@ -208,36 +215,27 @@ FIGURES: dict[str, Figure] = {
         metric="collective_us",
         quick={**_SMALL_TREE, "workload.size": "1MiB"},
     ),
-    "reps-fig11-healthy": Figure(
+    "reps-fig11-healthy": _ops_vs_reps(
         "reps/permutation_8mib.toml",
-        _sweep("transport.ack_ratio", _ACK_RATIOS),
-        "lines",
+        "transport.ack_ratio",
+        _ACK_RATIOS,
         "8 MiB permutation: REPS clearly ahead of OPS at 2:1, 4:1 and 8:1 coalescing; at 16:1 it starts "
         "losing its advantage.",
-        x_label="ACK coalescing ratio (data packets per ACK)",
-        x=_xs(_ACK_RATIOS),
-        x_log=True,
-        quick=_QUICK_PERM,
+        "ACK coalescing ratio (data packets per ACK)",
     ),
-    "reps-fig11-failure": Figure(
+    "reps-fig11-failure": _ops_vs_reps(
         "reps/permutation_8mib_dead_uplink.toml",
-        _sweep("transport.ack_ratio", _ACK_RATIOS),
-        "lines",
+        "transport.ack_ratio",
+        _ACK_RATIOS,
         "With a failure REPS does much better than OPS even at 16:1.",
-        x_label="ACK coalescing ratio (data packets per ACK)",
-        x=_xs(_ACK_RATIOS),
-        x_log=True,
-        quick=_QUICK_PERM,
+        "ACK coalescing ratio (data packets per ACK)",
     ),
-    "reps-fig12-evs": Figure(
+    "reps-fig12-evs": _ops_vs_reps(
         "reps/permutation_8mib.toml",
-        _sweep("lb.entropy_space", _EVS_SIZES),
-        "lines",
+        "lb.entropy_space",
+        _EVS_SIZES,
         "REPS equal with 256 and 64K EVs, 8 % slower with 32; OPS 21 % and 64 % slower with 256 and 32.",
-        x_label="Entropy values (EVS size)",
-        x=_xs(_EVS_SIZES),
-        x_log=True,
-        quick=_QUICK_PERM,
+        "Entropy values (EVS size)",
     ),
     "reps-fig12-cc": Figure(
         "reps/permutation_8mib.toml",
