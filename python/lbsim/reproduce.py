@@ -34,7 +34,9 @@ class Figure:
     scenario: str
     variants: Mapping[str, Overrides]
     #: "timeseries", "bars" (`metric` by variant), "lines" (`metric` against
-    #: `x`), "trace" (mean and p99 slowdown against `x`, and per size bucket at the largest x).
+    #: `x`), "trace" (mean and p99 slowdown against `x`, and per size bucket at
+    #: the largest x), "grouped" (`metric` over ECMP's per workload, variants
+    #: named "<workload>/<lb>"), "distributions" (FCT and RTT CDFs per variant).
     plot: str
     paper: str
     x_label: str = ""
@@ -44,6 +46,10 @@ class Figure:
     metric: str = "max_fct_us"
     #: For "lines": a logarithmic x axis.
     x_log: bool = False
+    #: For "grouped": the load balancer each workload's values are divided by
+    #: (None: plain values), and a logarithmic y axis.
+    baseline: str | None = "ecmp"
+    y_log: bool = False
     #: Overrides for the quick version (``--quick``): a smaller network or
     #: workload that keeps the comparison, for CI and a first look.
     quick: Overrides = field(default_factory=dict)
@@ -93,6 +99,12 @@ _PATTERNS: dict[str, Overrides] = {
 #: 32 hosts and 2 MiB messages.
 _QUICK_PERM: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8, "workload.size": "2MiB"}
 
+
+def _synthetic_variants(extra: Overrides | None = None) -> dict[str, Overrides]:
+    """Every REPS §4.2 synthetic pattern under every load balancer."""
+    return {f"{p}/{lb}": {**o, **(extra or {}), "lb.kind": lb} for p, o in _PATTERNS.items() for lb in _ALL_LBS}
+
+
 def _ops_vs_reps(scenario: str, key: str, values: tuple[int, ...], paper: str, x_label: str) -> Figure:
     """OPS and REPS completion against ``key`` set to each of ``values`` (log x)."""
     pairs = list(itertools.product(values, ("ops", "reps")))
@@ -111,6 +123,9 @@ def _ops_vs_reps(scenario: str, key: str, values: tuple[int, ...], paper: str, x
 #: REPS §4.3.2: 2 % of the ToR uplinks, picked at random, at 200 Gbps.
 _SLOW_2PCT = '[{links = "tor_uplinks", fraction = 0.02, rate = "200Gbps"}]'
 
+#: One ToR uplink at 200 Gbps, for trees too small for 2 % to be one.
+_SLOW_ONE = '[{links = "tor_uplinks", count = 1, rate = "200Gbps"}]'
+
 #: 32 hosts (8 ToRs of 4, 4 spines) instead of 128.
 _SMALL_TREE: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8}
 
@@ -120,6 +135,11 @@ _COLLECTIVES: dict[str, Overrides] = {
     "butterfly": {"workload.kind": "butterfly_allreduce"},
     "alltoall": {"workload.kind": "alltoall", "workload.parallel": 8},
 }
+
+#: ARCANE §4 compares ARCANE with ECMP and packet spraying; REPS, its later form, is added.
+_ARCANE_LBS = ("ecmp", "ops", "arcane", "reps")
+#: A 128-host 3-tier tree (radix 8) and 1 MiB messages.
+_ARCANE_QUICK: dict[str, Any] = {"topology.hosts": 128, "topology.radix": 8, "workload.size": "1MiB"}
 
 FIGURES: dict[str, Figure] = {
     "reps-fig01": Figure(
@@ -153,30 +173,48 @@ FIGURES: dict[str, Figure] = {
         {
             f"{mode}/{lb}": {"lb.kind": lb, "failures": spec}
             for mode, spec in _FIG07_MODES.items()
-            for lb in ("ecmp", "ops", "reps")
+            for lb in _ALL_LBS
         },
-        "bars",
+        "grouped",
         "Total failures: REPS far ahead of OPS and every other scheme; random drops do not hurt REPS.",
+        baseline=None,
+        y_log=True,
     ),
     "reps-fig08": Figure(
         "reps/fig08_extreme_failures.toml",
         {
             f"{x}/{lb}": {"lb.kind": lb, "failures": f'[{{links = "fabric", fraction = {x}, direction = "both"}}]'}
-            for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))
+            for x, lb in itertools.product(_FIG08_FRACTIONS, _ALL_LBS)
         },
         "lines",
         "REPS close to ideal up to 50 % of cables failed; PLB, second best, far behind.",
         x_label="Fraction of fabric cables failed",
-        x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, ("ecmp", "ops", "reps"))},
+        x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, _ALL_LBS)},
     ),
     "reps-fig02-synthetic": Figure(
         "reps/fig02_synthetic_1024.toml",
-        {f"{p}/{lb}": {**o, "lb.kind": lb} for p, o in _PATTERNS.items() for lb in _ALL_LBS},
-        "bars",
+        _synthetic_variants(),
+        "grouped",
         "Incast: all load balancers alike (the CC decides). Permutation and tornado: ECMP far behind, "
         "per-packet schemes ahead of Flowlet and PLB, REPS best or tied (Adaptive RoCE ties on tornado); "
         "up to 6x over ECMP and 1.25x over OPS.",
         quick=_QUICK_PERM,
+    ),
+    "reps-fig04-synthetic": Figure(
+        "reps/fig02_synthetic_1024.toml",
+        _synthetic_variants({"rate_overrides": _SLOW_2PCT}),
+        "grouped",
+        "2 % of ToR uplinks at 200 Gbps: REPS up to 3.5x over ECMP and 10 % over the second best "
+        "(usually BitMap).",
+        # 32 hosts have 32 ToR uplinks: 2 % would round to none, so slow one (3 %).
+        quick={**_QUICK_PERM, "rate_overrides": _SLOW_ONE},
+    ),
+    "reps-fig18": Figure(
+        "reps/fig18_synthetic_3tier.toml",
+        _synthetic_variants(),
+        "grouped",
+        "Three tiers: REPS performs comparably to the two-tier tree (Fig. 2).",
+        quick={**_QUICK_PERM, "topology.hosts": 128},
     ),
     "reps-fig02-traces": Figure(
         "reps/fig02_websearch.toml",
@@ -204,7 +242,7 @@ FIGURES: dict[str, Figure] = {
         x_label="Offered load (fraction of the host link)",
         x=_TRACE_X,
         # 32 hosts have 32 ToR uplinks: 2 % of them would round to none, so slow one (3 %).
-        quick={**_SMALL_TREE, "workload.duration": "300us", "rate_overrides": '[{links = "tor_uplinks", count = 1, rate = "200Gbps"}]'},
+        quick={**_SMALL_TREE, "workload.duration": "300us", "rate_overrides": _SLOW_ONE},
     ),
     "reps-fig04-collectives": Figure(
         "reps/fig02_collectives.toml",
@@ -246,6 +284,31 @@ FIGURES: dict[str, Figure] = {
         "bars",
         "REPS helps DCTCP, EQDS and a proprietary CC against OPS (EQDS with trimming, which it relies on).",
         quick=_QUICK_PERM,
+    ),
+    "arcane-fig02": Figure(
+        "arcane/fig02_permutation_4mib.toml",
+        _lbs(*_ARCANE_LBS),
+        "distributions",
+        "Non-oversubscribed: ARCANE about 10 % faster than packet spraying, with lower RTTs.",
+        quick=_ARCANE_QUICK,
+    ),
+    "arcane-fig03": Figure(
+        "arcane/fig03_oversubscribed_8to1.toml",
+        _lbs(*_ARCANE_LBS),
+        "distributions",
+        "8:1 oversubscribed: ARCANE about 10 % faster than spraying; ECMP 1.5x slower with low RTTs "
+        "(the CC backs off on collisions); ARCANE's RTTs closer to the target, less spread.",
+        # 8 ToRs of 16 hosts with 2 uplinks each.
+        quick={**_ARCANE_QUICK, "topology.tiers": 2, "topology.radix": 16, "topology.hosts_per_tor": 16,
+               "topology.uplinks_per_tor": 2},
+    ),
+    "arcane-fig04": Figure(
+        "arcane/fig04_agg_core_failures.toml",
+        _lbs(*_ARCANE_LBS),
+        "distributions",
+        "Aggregation-core links failed: ARCANE 50 % ahead of spraying; some ECMP flows never finish.",
+        # One of the 128 aggregation-core cables (the full scale fails 8 of 1024).
+        quick={**_ARCANE_QUICK, "failures": '[{links = "agg_uplinks", count = 1, direction = "both"}]'},
     ),
     "reps-fig15": Figure(
         "reps/fig15_forced_freezing.toml",
@@ -338,7 +401,8 @@ def reproduce(
     quick version). Returns that directory."""
     import pandas as pd
 
-    from .plot import style
+    from .plot import fct_cdf, style
+    from .plot.compare import grouped_bars, rtt_cdf
     from .plot.timeseries import timeseries_figure
 
     if name not in FIGURES:
@@ -360,6 +424,16 @@ def reproduce(
         timeseries_figure(results, d / name)
     elif fig.plot == "trace":
         _trace_figure(fig, results, d / name)
+    elif fig.plot == "grouped":
+        values = {(v.split("/")[0], v.split("/")[1]): r.summary.get(fig.metric) for v, r in results.items()}
+        style.save(grouped_bars(values, fig.baseline, log=fig.y_log), d / name)
+    elif fig.plot == "distributions":
+        with style.context():
+            f, (a, b) = style.figure("wide", ncols=2)
+            groups = {v: [r] for v, r in results.items()}
+            fct_cdf(groups, ax=a)
+            rtt_cdf(groups, ax=b)
+            style.save(f, d / name)
     else:
         import matplotlib.pyplot as plt
 

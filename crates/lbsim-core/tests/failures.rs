@@ -250,6 +250,47 @@ fn reps_moves_traffic_off_a_slow_uplink_ops_does_not() {
     assert!(reps_fct < 0.8 * ops_fct, "REPS {reps_fct} us vs OPS {ops_fct} us");
 }
 
+/// REPS Fig. 4, synthetic part, on a 32-host tree (4 uplinks per ToR) with
+/// one random ToR uplink at 200 Gbps: on a tornado every byte leaves its ToR,
+/// and oblivious spraying puts a quarter of the slow ToR's 4 x 2 MiB on the
+/// slow link, so OPS cannot finish before that quarter has crossed it at
+/// 200 Gbps. REPS steers around the slow link and finishes before that bound.
+/// On a permutation too REPS is ahead of OPS. Seeds 1-3.
+#[test]
+fn fig04_slow_uplinks_reps_beats_ops_and_obliviousness_bound() {
+    let (mtu, header) = (4150.0, 64.0); // the artifact preset's packets
+    let quarter_wire_bits = 4.0 * 2.0 * 1048576.0 / 4.0 * mtu / (mtu - header) * 8.0;
+    let slow_link_bound_us = quarter_wire_bits / 200e9 * 1e6;
+    for seed in ["1", "2", "3"] {
+        for pattern in ["tornado", "permutation"] {
+            let fct = |lb: &str| {
+                let s = shipped(
+                    "fig02_synthetic_1024.toml",
+                    &[
+                        ("topology.hosts", "32"),
+                        ("topology.radix", "8"),
+                        ("workload.size", "2MiB"),
+                        ("workload.kind", pattern),
+                        ("seed", seed),
+                        ("lb.kind", lb),
+                        (
+                            "rate_overrides",
+                            "[{links = \"tor_uplinks\", count = 1, rate = \"200Gbps\"}]",
+                        ),
+                    ],
+                );
+                run_ok(&s, None).summary.max_fct_us
+            };
+            let (ops, reps) = (fct("ops"), fct("reps"));
+            assert!(reps < 0.85 * ops, "{pattern} seed {seed}: REPS {reps} us vs OPS {ops} us");
+            if pattern == "tornado" {
+                assert!(ops > slow_link_bound_us, "OPS {ops} us beat the bound {slow_link_bound_us} us");
+                assert!(reps < slow_link_bound_us, "REPS {reps} us, bound {slow_link_bound_us} us");
+            }
+        }
+    }
+}
+
 /// A share of the flows uses another load balancer, drawn at random.
 #[test]
 fn lb_mix_assigns_the_asked_fraction() {
