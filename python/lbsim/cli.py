@@ -122,6 +122,12 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", type=Path, default=Path("results/reproduce"))
     sp.add_argument("--scenarios", type=Path, default=Path("scenarios"), help="where the scenarios/ folder is")
     sp.add_argument("--quick", action="store_true", help="a smaller version that runs in seconds (what CI runs)")
+    sp.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs already in the output folder whose resolved scenario and lbsim version match "
+        "(after adding variants; not after changing the engine without a version bump)",
+    )
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     from .theory_cli import add_parser as add_theory_parser
@@ -252,7 +258,7 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
             print(f"{name:12s} {fig.scenario}\n{'':12s} paper: {fig.paper}")
         return 0
     for name in a.figures:
-        d = reproduce(name, out=a.out, scenarios=a.scenarios, progress=not a.quiet, quick=a.quick)
+        d = reproduce(name, out=a.out, scenarios=a.scenarios, progress=not a.quiet, quick=a.quick, resume=a.resume)
         print(f"{name}: {d}")
     return 0
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import LbsimError
-from .results import Result
+from .results import Result, is_run_dir, load
 from .runner import run
 from .scenario import Scenario
 
@@ -395,10 +395,13 @@ def reproduce(
     progress: bool = True,
     log: Callable[[str], None] = print,
     quick: bool = False,
+    resume: bool = False,
 ) -> Path:
     """Run figure ``name`` (a key of :data:`FIGURES`) and write its runs,
     plot and ``summary.csv`` under ``out/name`` (``out/name-quick`` for the
-    quick version). Returns that directory."""
+    quick version). Returns that directory. With ``resume``, a variant whose
+    run directory is already there with the same run key (resolved scenario,
+    input files, lbsim version) is loaded instead of run again."""
     import pandas as pd
 
     from .plot import fct_cdf, style
@@ -415,8 +418,13 @@ def reproduce(
     results: dict[str, Result] = {}
     for variant, overrides in fig.variants.items():
         s = Scenario.load(path).with_overrides({**(fig.quick if quick else {}), **overrides})
+        vd = d / variant.replace("/", "_")
+        if resume and is_run_dir(vd) and (kept := load(vd)).key == s.key():
+            log(f"{name}: {variant} (kept)")
+            results[variant] = kept
+            continue
         log(f"{name}: {variant}")
-        results[variant] = run(s, progress=progress, out=d / variant.replace("/", "_"))
+        results[variant] = run(s, progress=progress, out=vd)
     table = pd.DataFrame([row(v, r) for v, r in results.items()])
     table.to_csv(d / "summary.csv", index=False)
 

@@ -60,3 +60,16 @@ def test_arcane_fig04_failed_agg_core_link(tmp_path: Path) -> None:
     assert t.loc["arcane", "max_fct_us"] < 0.75 * t.loc["ops", "max_fct_us"]
     assert t.loc["arcane", "failure_drops"] < 0.5 * t.loc["ops", "failure_drops"]
     assert (d / "arcane-fig04.png").is_file()
+
+
+def test_resume_keeps_matching_runs_and_reruns_changed_ones(tmp_path: Path) -> None:
+    """--resume loads a variant whose run key matches and runs one whose key differs."""
+    logs: list[str] = []
+    reproduce("arcane-fig02", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None, quick=True)
+    ops = tmp_path / "arcane-fig02-quick" / "ops"
+    (ops / "run.json").write_text((ops / "run.json").read_text().replace('"key": "', '"key": "x'))
+    reproduce("arcane-fig02", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=logs.append, quick=True,
+              resume=True)
+    assert "arcane-fig02: ecmp (kept)" in logs and "arcane-fig02: arcane (kept)" in logs
+    assert "arcane-fig02: ops" in logs
+    assert '"key": "x' not in (ops / "run.json").read_text()
