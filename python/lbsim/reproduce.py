@@ -47,8 +47,9 @@ class Figure:
     #: For "lines": a logarithmic x axis.
     x_log: bool = False
     #: For "grouped": the load balancer each workload's values are divided by
-    #: (None: plain values), and a logarithmic y axis.
+    #: (None: plain values).
     baseline: str | None = "ecmp"
+    #: For "grouped" and "lines": a logarithmic y axis.
     y_log: bool = False
     #: Overrides for the quick version (``--quick``): a smaller network or
     #: workload that keeps the comparison, for CI and a first look.
@@ -189,6 +190,7 @@ FIGURES: dict[str, Figure] = {
         "lines",
         "REPS close to ideal up to 50 % of cables failed; PLB, second best, far behind.",
         x_label="Fraction of fabric cables failed",
+        y_log=True,
         x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, _ALL_LBS)},
     ),
     "reps-fig02-synthetic": Figure(
@@ -457,7 +459,9 @@ def reproduce(
                 ax.set_xlabel(fig.x_label)
                 if fig.x_log:
                     ax.set_xscale("log", base=2)
-                ax.legend()
+                if fig.y_log:
+                    ax.set_yscale("log")
+                ax.legend(ncol=2 if len(results) > 12 else 1)
             else:
                 names = list(results)
                 heights = [float(results[v].summary.get(fig.metric) or "nan") for v in names]
