@@ -10,16 +10,17 @@ use crate::lb::arcane::{Arcane, ArcaneConfig};
 use crate::lb::bitmap::{Bitmap, BitmapConfig};
 use crate::lb::plb::{Plb, PlbConfig};
 use crate::lb::reps::{Reps, RepsConfig};
-use crate::lb::{adaptive::Adaptive, ecmp::Ecmp, flowlet::Flowlet, mprdma::Mprdma, ops::Ops, Lb};
+use crate::lb::{adaptive::Adaptive, ecmp::Ecmp, flowlet::Flowlet, mprdma::Mprdma, ops::Ops, subflows::Subflows, Lb};
+use crate::messages::{split, Carriers};
 use crate::net::PortId;
 use crate::net::{Network, Node, QueueParams};
 use crate::observe::Observer;
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{Amount, AmountValue, CcKind, EcnAt, LbKind, Scenario, ScenarioError};
+use crate::scenario::{Amount, AmountValue, CcKind, EcnAt, LbKind, Scenario, ScenarioError, SubflowWindow};
 use crate::sim::{SimParams, Simulation, WorkloadMeta};
 use crate::time::SimTime;
 use crate::topo::{self, TopoParams};
-use crate::transport::Flow;
+use crate::transport::{packetize, Flow};
 use crate::workload::{self, NetInfo};
 use std::path::Path;
 
@@ -221,13 +222,34 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     };
     let traffic = workload::generate(&s.workload, info, s.seed, base_dir)?;
     let kinds = lb_kinds(s, traffic.flows.len())?;
-    let flows: Vec<Flow> = traffic
-        .flows
-        .iter()
-        .zip(kinds)
-        .enumerate()
-        .map(|(i, (&spec, kind))| {
-            let mut rng = Rng::new(s.seed, StreamTag::Flow, i as u64);
+    let sub = &s.lb.subflows;
+    let mut flows: Vec<Flow> = Vec::with_capacity(traffic.flows.len());
+    let mut carriers = Carriers::default();
+    let mut message_ideal = Vec::with_capacity(traffic.flows.len());
+    for (m, (&spec, kind)) in traffic.flows.iter().zip(kinds).enumerate() {
+        carriers.push(flows.len() as u32);
+        let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
+        // REPS Fig. 2 normalises a message's completion: its ideal is the whole message alone on one path.
+        let (npkts, full, last) = packetize(spec.size, mtu as u32, header as u32);
+        message_ideal.push(net.ideal_fct(spec.src, spec.dst, npkts, full, last));
+        let own_windows = kind == LbKind::Subflows && sub.window != SubflowWindow::Single;
+        let parts = if own_windows {
+            split(spec, sub.count)
+        } else {
+            vec![spec]
+        };
+        // "share": the message's initial window divided among its subflows.
+        let initial = match sub.window {
+            SubflowWindow::Share if own_windows => init_cwnd / parts.len() as u64,
+            _ => init_cwnd,
+        };
+        for (j, &part) in parts.iter().enumerate() {
+            // Unsplit flows keep their stream (index = message); subflows draw from their own.
+            let mut rng = if own_windows {
+                Rng::new(s.seed, StreamTag::Subflow, (m as u64) << 32 | j as u64)
+            } else {
+                Rng::new(s.seed, StreamTag::Flow, m as u64)
+            };
             // MPRDMA flows run their own window rule (lb.mprdma.cc), the others cc.kind.
             let cc_kind = if kind == LbKind::Mprdma {
                 s.lb.mprdma.cc
@@ -236,30 +258,28 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
             };
             let cc = match cc_kind {
                 CcKind::Dctcp => {
-                    let v = DctcpVariant::new(init_cwnd, max_cwnd, mtu);
+                    let v = DctcpVariant::new(initial, max_cwnd, mtu);
                     CongestionControl::Dctcp(match s.cc.wait_to_decrease {
                         true => v.with_wait_to_decrease(s.cc.wtd_alpha),
                         false => v,
                     })
                 }
                 CcKind::Eqds => CongestionControl::Eqds(EqdsSender::new(unsolicited)),
-                CcKind::Mprdma => CongestionControl::Mprdma(mprdma_window(init_cwnd, max_cwnd, mtu)),
+                CcKind::Mprdma => CongestionControl::Mprdma(mprdma_window(initial, max_cwnd, mtu)),
             };
-            let rtt = net.base_rtt(spec.src, spec.dst, mtu, ack);
             let lb = lbs.load_balancer(kind, &mut rng, rtt);
-            let mut f = Flow::new(spec, mtu as u32, header as u32, cc, lb, rng, rtt);
-            let (full, last) = f.packet_sizes();
-            f.ideal = net.ideal_fct(spec.src, spec.dst, f.npkts as u64, full, last);
-            f.step = traffic.step[i];
-            f.waiting_on = traffic.after[i].len() as u32;
-            f
-        })
-        .collect();
-    let mut dependents = vec![Vec::new(); flows.len()];
-    for (i, after) in traffic.after.iter().enumerate() {
-        for &d in after {
-            dependents[d as usize].push(i as u32);
+            let mut f = Flow::new(part, mtu as u32, header as u32, cc, lb, rng, rtt);
+            let (npkts, full, last) = packetize(part.size, mtu as u32, header as u32);
+            f.ideal = net.ideal_fct(part.src, part.dst, npkts, full, last);
+            f.message = m as u32;
+            f.step = traffic.step[m];
+            flows.push(f);
         }
+    }
+    carriers.finish(flows.len() as u32);
+    let (waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
+    for (f, w) in flows.iter_mut().zip(waiting_on) {
+        f.waiting_on = w;
     }
 
     let params = SimParams {
@@ -291,6 +311,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let mut sim = Simulation::new(net, flows, params);
     sim.set_workload_meta(WorkloadMeta {
         dependents,
+        message_ideal,
         measure_from: traffic.measure_from,
         measure_until: traffic.measure_until,
         collective: traffic.collective,
@@ -313,6 +334,8 @@ struct LbConfigs {
     flowlet_timeout: Option<SimTime>,
     bitmap: BitmapConfig,
     arcane: ArcaneConfig,
+    /// EVs per subflows flow: one per subflow, or all `count` when one window carries the message.
+    subflow_evs: u32,
     rto: SimTime,
 }
 
@@ -353,6 +376,10 @@ impl LbConfigs {
                 buffer_size: l.arcane.buffer_size as usize,
                 explore_packets: packets(&l.arcane.explore, "lb.arcane.explore")?,
             },
+            subflow_evs: match l.subflows.window {
+                SubflowWindow::Single => l.subflows.count,
+                SubflowWindow::Full | SubflowWindow::Share => 1,
+            },
             rto,
         })
     }
@@ -374,6 +401,7 @@ impl LbConfigs {
             LbKind::Bitmap => Lb::Bitmap(Bitmap::new(self.bitmap.clone(), rng)),
             LbKind::Arcane => Lb::Arcane(Arcane::new(self.arcane.clone())),
             LbKind::Adaptive => Lb::Adaptive(Adaptive),
+            LbKind::Subflows => Lb::Subflows(Subflows::new(rng, space, self.subflow_evs)),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod cc;
 pub mod event;
 pub mod failure;
 pub mod lb;
+pub mod messages;
 pub mod metrics;
 pub mod net;
 pub mod observe;
@@ -27,7 +28,7 @@ pub mod topo;
 pub mod transport;
 pub mod workload;
 
-pub use metrics::{Counters, FlowRecord, Summary};
+pub use metrics::{Counters, FlowRecord, MessageRecord, Summary};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{Progress, Simulation, StopReason};
 
@@ -37,8 +38,12 @@ use std::path::Path;
 pub struct RunOutput {
     pub scenario: Scenario,
     pub summary: Summary,
+    /// One row per transport flow.
     pub flows: Vec<FlowRecord>,
-    /// Tables beyond the flows: a collective's `steps`, time series (`ports`, `drops_series`, `rtt`) and `failures`.
+    /// One row per workload message (the flows themselves unless some were split into subflows).
+    pub messages: Vec<MessageRecord>,
+    /// Tables beyond the flows: `messages` (when some were split), a collective's `steps`,
+    /// time series (`ports`, `drops_series`, `rtt`) and `failures`.
     pub tables: Vec<table::Table>,
     pub counters: Counters,
     /// Packets still in the network when the run stopped (0 when it drained).
@@ -61,12 +66,14 @@ pub fn run_with_progress(
     let mut sim = build::build(scenario, base_dir)?;
     let stop_reason = sim.run_with_progress(every, progress);
     let flows = sim.flow_records();
-    let summary = sim.summary(&flows);
-    let tables = sim.extra_tables(&flows);
+    let messages = sim.message_records();
+    let summary = sim.summary(&messages);
+    let tables = sim.extra_tables(&messages);
     Ok(RunOutput {
         scenario: scenario.clone(),
         summary,
         flows,
+        messages,
         tables,
         counters: sim.counters,
         packets_in_network: sim.packets_in_network(),

@@ -1,5 +1,8 @@
 //! What a run reports: counters, a per-flow table and a summary, written as
 //! `summary.json` and `flows.csv` (a table pandas and polars read directly).
+//! The summary and the steps table count messages (what the workload asked
+//! for); the flow table lists the transport flows that carried them, which
+//! are the messages themselves unless a message was split into subflows.
 
 use crate::table::{Column, Table};
 use serde::Serialize;
@@ -28,10 +31,12 @@ pub struct Counters {
     pub route_updates: u64,
 }
 
-/// One message, as the results table has it. Times in microseconds.
+/// One transport flow, as the results table has it. Times in microseconds.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowRecord {
     pub id: u32,
+    /// The workload message it carries (its own id unless the message was split into subflows).
+    pub message: u32,
     pub src: u32,
     pub dst: u32,
     pub size_bytes: u64,
@@ -65,6 +70,34 @@ pub struct FlowRecord {
     pub frozen_us: f64,
 }
 
+/// One workload message, whatever number of transport flows carried it.
+/// Times in microseconds.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MessageRecord {
+    pub message: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub lb: &'static str,
+    pub step: u32,
+    /// Transport flows that carried it (`lb.subflows.count` for split messages, else 1).
+    pub subflows: u32,
+    /// When its flows started (NaN if they never could).
+    pub start_us: f64,
+    /// When its last byte reached the receiver: the last flow's arrival (NaN if any flow is unfinished).
+    pub receiver_finish_us: f64,
+    /// receiver_finish − start (NaN if unfinished).
+    pub fct_us: f64,
+    /// The whole message alone on one idle path (`Network::ideal_fct`).
+    pub ideal_fct_us: f64,
+    /// max(1, fct / ideal) (NaN if unfinished).
+    pub slowdown: f64,
+    /// Finished, not in the warm-up, not after the cool-down.
+    pub measured: bool,
+    /// Every flow carrying it finished.
+    pub finished: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Drops {
     pub congestion: u64,
@@ -76,15 +109,16 @@ pub struct Drops {
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub lbsim_version: &'static str,
+    /// Messages (the workload's flows); subflows count once, as their message.
     pub flows: usize,
     pub finished_flows: usize,
     pub unfinished_flows: usize,
-    /// Workload completion time: the largest FCT (NaN if any flow is unfinished).
+    /// Workload completion time: the largest message FCT (NaN if any message is unfinished).
     pub max_fct_us: f64,
     pub mean_fct_us: f64,
     pub p50_fct_us: f64,
     pub p99_fct_us: f64,
-    /// Slowdown over the measured flows.
+    /// Slowdown over the measured messages.
     pub measured_flows: usize,
     pub mean_slowdown: f64,
     pub p99_slowdown: f64,
@@ -124,7 +158,7 @@ pub struct FctStats {
     pub p99: f64,
 }
 
-pub fn fct_stats(flows: &[FlowRecord]) -> FctStats {
+pub fn fct_stats(flows: &[MessageRecord]) -> FctStats {
     let mut f: Vec<f64> = flows.iter().filter(|r| r.finished).map(|r| r.fct_us).collect();
     f.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let all_done = flows.iter().all(|r| r.finished);
@@ -144,8 +178,8 @@ pub fn fct_stats(flows: &[FlowRecord]) -> FctStats {
     }
 }
 
-/// Mean and 99th percentile slowdown of the measured flows.
-pub fn slowdown_stats(flows: &[FlowRecord]) -> (usize, f64, f64) {
+/// Mean and 99th percentile slowdown of the measured messages.
+pub fn slowdown_stats(flows: &[MessageRecord]) -> (usize, f64, f64) {
     let mut s: Vec<f64> = flows.iter().filter(|r| r.measured).map(|r| r.slowdown).collect();
     s.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let mean = if s.is_empty() {
@@ -156,9 +190,9 @@ pub fn slowdown_stats(flows: &[FlowRecord]) -> (usize, f64, f64) {
     (s.len(), mean, percentile(&s, 99.0))
 }
 
-/// Per collective step: when its first flow started and its last one
-/// arrived (NaN while any is unfinished).
-pub fn step_table(flows: &[FlowRecord]) -> Table {
+/// Per collective step: when its first message started and its last one
+/// arrived (NaN while any is unfinished). Its `flows` column counts messages.
+pub fn step_table(flows: &[MessageRecord]) -> Table {
     let steps = flows.iter().map(|r| r.step as usize + 1).max().unwrap_or(0);
     let mut start = vec![f64::INFINITY; steps];
     let mut end = vec![f64::NEG_INFINITY; steps];
@@ -191,13 +225,40 @@ pub fn step_table(flows: &[FlowRecord]) -> Table {
         .with("duration_us", Column::F64(duration))
 }
 
-/// The flow table as columns (one row per message).
+/// The message table as columns (one row per message), written when some
+/// message was split into subflows (otherwise it is the flow table).
+pub fn message_table(messages: &[MessageRecord]) -> Table {
+    let colf = |f: &dyn Fn(&MessageRecord) -> f64| Column::F64(messages.iter().map(f).collect());
+    let colu = |f: &dyn Fn(&MessageRecord) -> u32| Column::U32(messages.iter().map(f).collect());
+    let colb = |f: &dyn Fn(&MessageRecord) -> bool| Column::Bool(messages.iter().map(f).collect());
+    Table::new("messages")
+        .with("message", colu(&|r| r.message))
+        .with("src", colu(&|r| r.src))
+        .with("dst", colu(&|r| r.dst))
+        .with(
+            "size_bytes",
+            Column::U64(messages.iter().map(|r| r.size_bytes).collect()),
+        )
+        .with("lb", Column::Str(messages.iter().map(|r| r.lb.to_string()).collect()))
+        .with("step", colu(&|r| r.step))
+        .with("subflows", colu(&|r| r.subflows))
+        .with("start_us", colf(&|r| r.start_us))
+        .with("receiver_finish_us", colf(&|r| r.receiver_finish_us))
+        .with("fct_us", colf(&|r| r.fct_us))
+        .with("ideal_fct_us", colf(&|r| r.ideal_fct_us))
+        .with("slowdown", colf(&|r| r.slowdown))
+        .with("measured", colb(&|r| r.measured))
+        .with("finished", colb(&|r| r.finished))
+}
+
+/// The flow table as columns (one row per transport flow).
 pub fn flow_table(flows: &[FlowRecord]) -> Table {
     let col = |f: &dyn Fn(&FlowRecord) -> u64| Column::U64(flows.iter().map(f).collect());
     let colf = |f: &dyn Fn(&FlowRecord) -> f64| Column::F64(flows.iter().map(f).collect());
     let colu = |f: &dyn Fn(&FlowRecord) -> u32| Column::U32(flows.iter().map(f).collect());
     Table::new("flows")
         .with("id", colu(&|r| r.id))
+        .with("message", colu(&|r| r.message))
         .with("src", colu(&|r| r.src))
         .with("dst", colu(&|r| r.dst))
         .with("size_bytes", col(&|r| r.size_bytes))

@@ -27,6 +27,9 @@ pub enum StreamTag {
     LbMix = 8,
     /// A switch's tie-breaks between equally short queues (adaptive routing).
     SwitchTieBreak = 9,
+    /// A message's subflows: index (message << 32) | subflow, apart from
+    /// `Flow`'s so unsplit flows keep their draws.
+    Subflow = 10,
 }
 
 /// A small, fast PRNG (SplitMix64 sequence). 8 bytes of state, so every

@@ -11,7 +11,9 @@ use crate::cc::credit_pacer::CreditPacers;
 use crate::event::{Event, EventQueue};
 use crate::failure::{FailurePlan, Fault};
 use crate::lb::{Lb, TimeoutInfo};
-use crate::metrics::{fct_stats, slowdown_stats, step_table, Counters, Drops, FlowRecord, Summary};
+use crate::metrics::{
+    fct_stats, message_table, slowdown_stats, step_table, Counters, Drops, FlowRecord, MessageRecord, Summary,
+};
 use crate::net::{routing, Network, Node, PortFault, PortId};
 use crate::observe::Observer;
 use crate::packet::{Packet, PacketId, PacketKind, PacketPool};
@@ -42,6 +44,8 @@ pub struct SimParams {
 pub struct WorkloadMeta {
     /// Per flow, the flows that wait for its data to arrive.
     pub dependents: Vec<Vec<u32>>,
+    /// Per message (`Flow::message`), the ideal FCT of the whole message.
+    pub message_ideal: Vec<SimTime>,
     /// Statistics count flows that start at or after this…
     pub measure_from: SimTime,
     /// …and finish at or before this.
@@ -137,8 +141,9 @@ impl Simulation {
         self.convergence = convergence;
     }
 
-    /// Dependencies and measurement window. Each flow's `waiting_on` must
-    /// already count its entries in `meta.dependents`.
+    /// Dependencies, messages and measurement window. Each flow's
+    /// `waiting_on` must already count its entries in `meta.dependents`, and
+    /// the flows of a message must be consecutive.
     pub fn set_workload_meta(&mut self, meta: WorkloadMeta) {
         self.meta = meta;
     }
@@ -806,6 +811,7 @@ impl Simulation {
                         .is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
                 FlowRecord {
                     id: i as u32,
+                    message: f.message,
                     src: f.spec.src,
                     dst: f.spec.dst,
                     size_bytes: f.spec.size,
@@ -833,12 +839,55 @@ impl Simulation {
             .collect()
     }
 
-    /// The tables beyond the flow table: a collective's steps, recorded time
-    /// series, and the failures as they were resolved (one row per target).
-    pub fn extra_tables(&self, records: &[FlowRecord]) -> Vec<Table> {
-        let mut out = self.observer.as_ref().map(|o| o.tables()).unwrap_or_default();
+    /// One record per message: a message finishes when the last of its
+    /// flows' data arrives, and its slowdown is against the whole message's
+    /// ideal (REPS Fig. 2 normalises the message's completion).
+    pub fn message_records(&self) -> Vec<MessageRecord> {
+        self.flows
+            .chunk_by(|a, b| a.message == b.message)
+            .map(|carriers| {
+                let first = &carriers[0];
+                let ideal = self.meta.message_ideal[first.message as usize];
+                let started = carriers.iter().all(|f| f.started);
+                let start = carriers.iter().map(|f| f.started_at).min().unwrap_or(first.started_at);
+                let finish = carriers
+                    .iter()
+                    .try_fold(SimTime::ZERO, |last, f| f.rx_finish.map(|t| last.max(t)));
+                let fct = finish.map(|t| t - start);
+                MessageRecord {
+                    message: first.message,
+                    src: first.spec.src,
+                    dst: first.spec.dst,
+                    size_bytes: carriers.iter().map(|f| f.spec.size).sum(),
+                    lb: first.lb.name(),
+                    step: first.step,
+                    subflows: carriers.len() as u32,
+                    start_us: if started { start.as_us_f64() } else { f64::NAN },
+                    receiver_finish_us: finish.map_or(f64::NAN, |t| t.as_us_f64()),
+                    fct_us: fct.map_or(f64::NAN, |t| t.as_us_f64()),
+                    ideal_fct_us: ideal.as_us_f64(),
+                    // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).
+                    slowdown: fct.map_or(f64::NAN, |t| (t.ps() as f64 / ideal.ps() as f64).max(1.0)),
+                    measured: started
+                        && start >= self.meta.measure_from
+                        && finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u)),
+                    finished: finish.is_some(),
+                }
+            })
+            .collect()
+    }
+
+    /// The tables beyond the flow table: the messages when some were split
+    /// into subflows, a collective's steps, recorded time series, and the
+    /// failures as they were resolved (one row per target).
+    pub fn extra_tables(&self, messages: &[MessageRecord]) -> Vec<Table> {
+        let mut out = Vec::new();
+        if messages.len() < self.flows.len() {
+            out.push(message_table(messages));
+        }
+        out.extend(self.observer.as_ref().map(|o| o.tables()).unwrap_or_default());
         if self.meta.collective.is_some() {
-            out.push(step_table(records));
+            out.push(step_table(messages));
         }
         if !self.failures.is_empty() {
             let mut entry = Vec::new();
@@ -876,7 +925,7 @@ impl Simulation {
         out
     }
 
-    pub fn summary(&self, records: &[FlowRecord]) -> Summary {
+    pub fn summary(&self, records: &[MessageRecord]) -> Summary {
         let s = fct_stats(records);
         let c = &self.counters;
         let finished = records.iter().filter(|r| r.finished).count();

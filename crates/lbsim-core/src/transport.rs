@@ -60,6 +60,8 @@ pub struct Flow {
     pub started_at: SimTime,
     /// Flows it still waits for before it may start.
     pub waiting_on: u32,
+    /// The workload message it carries (several flows carry one split into subflows).
+    pub message: u32,
     /// Its step within a collective (0 otherwise).
     pub step: u32,
     /// Its completion time alone on an idle network (`Network::ideal_fct`).
@@ -84,6 +86,16 @@ pub struct Flow {
     pub drops: u64,
 }
 
+/// A message of `size` bytes in packets of at most `mtu` bytes on the wire,
+/// `header` of them header: the packet count and the wire sizes of a full
+/// packet and of the last one (never empty: at least one payload byte).
+pub fn packetize(size: u64, mtu: u32, header: u32) -> (u64, u64, u64) {
+    let payload = (mtu - header) as u64;
+    let npkts = size.div_ceil(payload).max(1);
+    let last = size.saturating_sub((npkts - 1) * payload).max(1);
+    (npkts, mtu as u64, last + header as u64)
+}
+
 /// What a newly arrived ACK did.
 pub struct AckOutcome {
     /// Bytes (on the wire) newly acknowledged; 0 for a duplicate.
@@ -102,7 +114,7 @@ impl Flow {
         base_rtt: SimTime,
     ) -> Self {
         let payload = mtu - header;
-        let npkts = spec.size.div_ceil(payload as u64).max(1) as u32;
+        let npkts = packetize(spec.size, mtu, header).0 as u32;
         Flow {
             spec,
             npkts,
@@ -125,6 +137,7 @@ impl Flow {
             started: false,
             started_at: spec.start,
             waiting_on: 0,
+            message: 0,
             step: 0,
             ideal: SimTime::ZERO,
             base_rtt,
@@ -140,14 +153,6 @@ impl Flow {
             nacks: 0,
             drops: 0,
         }
-    }
-
-    /// Bytes on the wire of a full packet and of the last one.
-    pub fn packet_sizes(&self) -> (u64, u64) {
-        (
-            (self.payload + self.header) as u64,
-            self.wire_size(self.npkts - 1) as u64,
-        )
     }
 
     /// Wire size of packet `seq`: its share of the payload plus the header.

@@ -15,6 +15,7 @@ pub mod mprdma;
 pub mod ops;
 pub mod plb;
 pub mod reps;
+pub mod subflows;
 
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -57,6 +58,7 @@ pub enum Lb {
     Mprdma(mprdma::Mprdma),
     Bitmap(bitmap::Bitmap),
     Arcane(arcane::Arcane),
+    Subflows(subflows::Subflows),
 }
 
 macro_rules! dispatch {
@@ -71,6 +73,7 @@ macro_rules! dispatch {
             Lb::Mprdma($b) => $e,
             Lb::Bitmap($b) => $e,
             Lb::Arcane($b) => $e,
+            Lb::Subflows($b) => $e,
         }
     };
 }
@@ -88,6 +91,7 @@ impl Lb {
             Lb::Mprdma(_) => "mprdma",
             Lb::Bitmap(_) => "bitmap",
             Lb::Arcane(_) => "arcane",
+            Lb::Subflows(_) => "subflows",
         }
     }
 

@@ -178,6 +178,8 @@ pub enum LbKind {
     Mprdma,
     Bitmap,
     Arcane,
+    /// MPTCP-like: each message over `lb.subflows.count` fixed EVs (REPS §4.1).
+    Subflows,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -191,6 +193,7 @@ pub struct Lb {
     pub mprdma: MprdmaParams,
     pub bitmap: BitmapParams,
     pub arcane: ArcaneParams,
+    pub subflows: SubflowsParams,
     /// Mixed traffic: a fraction of the flows, drawn at random, use another
     /// load balancer (REPS Fig. 5: 10 % ECMP); the rest use `kind`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -263,6 +266,28 @@ pub struct ArcaneParams {
     pub buffer_size: u32,
     /// Alg. 1 line 6: sequential exploration lasts this many bytes of sends.
     pub explore: Amount,
+}
+
+/// How the subflows of a message share congestion control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubflowWindow {
+    /// Each subflow is its own connection (a QP) with its own window, starting at `cc.initial_cwnd`.
+    Full,
+    /// Each subflow has its own window, starting at `cc.initial_cwnd` / count.
+    Share,
+    /// One connection and one window; its packets take the subflows' EVs in
+    /// turn (the REPS artifact's `mp` balancer).
+    Single,
+}
+
+/// MPTCP-like subflows (REPS §4.1: "we divide each message into 8 subflows").
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubflowsParams {
+    /// Subflows per message, each on one fixed EV.
+    pub count: u32,
+    pub window: SubflowWindow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -640,6 +665,9 @@ impl Lb {
         }
         if a.buffer_size == 0 || a.buffer_size > 255 {
             return bad("lb.arcane.buffer_size", "must be between 1 and 255");
+        }
+        if self.subflows.count == 0 {
+            return bad("lb.subflows.count", "must be at least 1");
         }
         Ok(())
     }
