@@ -6,7 +6,7 @@
 mod common;
 use common::{run_ok, scenario};
 use lbsim_core::cc::CongestionControl;
-use lbsim_core::lb::LbStats;
+use lbsim_core::lb::{Lb, LbStats};
 use lbsim_core::rng::{Rng, StreamTag};
 use lbsim_core::time::SimTime;
 use lbsim_core::{build::build, Scenario};
@@ -97,7 +97,7 @@ fn evs_handed_out(s: &Scenario) -> Vec<u16> {
 
 #[test]
 fn entropy_space_bounds_every_spraying_scheme() {
-    for kind in ["ops", "reps"].into_iter().chain(NEW_KINDS) {
+    for kind in ["ops", "reps", "subflows"].into_iter().chain(NEW_KINDS) {
         let evs = evs_handed_out(&permutation(kind, "1MiB", "entropy_space = 32\n"));
         assert!(evs.iter().all(|&ev| ev < 32), "{kind}: {:?}", evs.iter().max());
     }
@@ -159,6 +159,10 @@ fn every_bad_key_in_the_new_tables_is_named() {
         ("lb.arcane.buffer_size", "256"),
         ("lb.arcane.explore", "\"lots\""),
         ("lb.arcane.cache", "8"),
+        ("lb.subflows.count", "0"),
+        ("lb.subflows.count", "-8"),
+        ("lb.subflows.window", "\"half\""),
+        ("lb.subflows.paths", "8"),
         ("lb.kind", "\"letflow\""),
     ];
     for (key, value) in bad {
@@ -170,4 +174,225 @@ fn every_bad_key_in_the_new_tables_is_named() {
     // A bad kind in the mix is named by its index.
     let e = Scenario::from_toml("[[lb.mix]]\nkind = \"letflow\"\nfraction = 0.1\n").unwrap_err();
     assert_eq!(e.key, "lb.mix[0].kind");
+}
+
+// ---- MPTCP-like subflows (REPS §4.1) -------------------------------------
+
+fn subflow_evs(f: &lbsim_core::transport::Flow) -> Vec<u16> {
+    match &f.lb {
+        Lb::Subflows(s) => s.evs().to_vec(),
+        other => panic!("a subflows message runs the subflows balancer, not {}", other.name()),
+    }
+}
+
+/// One 8 MiB message from one host to a host under another ToR, split into
+/// 8 subflows on an idle tree. All 8 leave through the sender's one NIC,
+/// the bottleneck, so the message cannot finish before that NIC has sent
+/// every byte of every subflow (W bytes at rate R) and the last packet to
+/// leave (at least the smallest packet, s_min) has crossed the remaining
+/// h − 1 hops and every link's latency L:
+///     FCT ≥ W / R + L + (h − 1) · ser(s_min).
+/// Nothing else holds it back: each subflow's window (1.5 BDP) exceeds what
+/// it needs at 1/8 of the rate, so the NIC sends back to back. Behind it
+/// every link also runs at R, and a FIFO link at R fed at most σ + R·t
+/// bytes in any t delays a packet at most σ/R and adds that much jitter:
+/// σ starts at one full packet and doubles per hop, so the h − 1 hops add
+/// at most (2^(h−1) − 1) full packet times:
+///     FCT ≤ W / R + L + 7 · ser(s_full)   (h = 4).
+/// Against the single-path ideal the split costs only the headers of 8 last
+/// packets instead of one, so the message never beats that ideal by more
+/// than the pipelining of its last packet over h hops.
+#[test]
+fn lone_subflows_message_is_bound_by_the_senders_nic() {
+    let s = scenario(&format!(
+        "{SMALL}[lb]\nkind = \"subflows\"\n[workload]\nkind = \"incast\"\nsenders = 1\nreceiver = 31\nsize = \"8MiB\"\n"
+    ));
+    let sim = build(&s, None).unwrap();
+    assert_eq!(sim.flows.len(), 8, "8 transport flows");
+    assert_eq!(sim.flows.iter().map(|f| f.spec.size).sum::<u64>(), 8 << 20);
+    assert!(sim.flows.iter().all(|f| f.message == 0));
+    let src = sim.flows[0].spec.src;
+    let mut wire = 0u64;
+    let mut s_min = u64::MAX;
+    let mut latency = SimTime(u64::MAX);
+    for f in &sim.flows {
+        let evs = subflow_evs(f);
+        assert_eq!(evs.len(), 1, "each subflow keeps one fixed EV");
+        let (npkts, full, last) = lbsim_core::transport::packetize(f.spec.size, 4096, 64);
+        wire += (npkts - 1) * full + last;
+        s_min = s_min.min(last);
+        let path = sim.net.path(src, 31, evs[0]);
+        assert_eq!(path.len(), 4, "host, ToR, spine, ToR");
+        latency = latency.min(
+            path.iter()
+                .map(|&p| sim.net.ports[p as usize].latency)
+                .fold(SimTime::ZERO, |a, b| a + b),
+        );
+    }
+    let rate = sim.net.ports[sim.net.path(src, 31, 0)[0] as usize].rate;
+    let out = run_ok(&s, None);
+    assert_eq!(out.flows.len(), 8);
+    assert_eq!(out.messages.len(), 1);
+    let m = &out.messages[0];
+    assert!(m.finished && m.subflows == 8 && m.size_bytes == 8 << 20);
+    let last_arrival = out.flows.iter().map(|f| f.receiver_finish_us).fold(0.0, f64::max);
+    assert_eq!(m.receiver_finish_us, last_arrival);
+    assert_eq!(m.fct_us, last_arrival - out.flows[0].start_us);
+    let h = 4;
+    let base = rate.serialization(wire) + latency;
+    let lower = (base + rate.serialization(s_min) * (h - 1)).as_us_f64();
+    let upper = (base + rate.serialization(4096) * 7).as_us_f64();
+    assert!(
+        m.fct_us >= lower && m.fct_us <= upper,
+        "FCT {} us outside [{lower}, {upper}]",
+        m.fct_us
+    );
+    // The message's ideal is the whole message alone on one path; each subflow keeps its own.
+    let ideal = |size| {
+        let (n, full, last) = lbsim_core::transport::packetize(size, 4096, 64);
+        sim.net.ideal_fct(src, 31, n, full, last).as_us_f64()
+    };
+    assert_eq!(m.ideal_fct_us, ideal(8 << 20));
+    assert!(out.flows.iter().all(|f| f.ideal_fct_us == ideal(1 << 20)));
+    assert!(m.fct_us >= m.ideal_fct_us - (rate.serialization(4096) * h).as_us_f64());
+    assert_eq!(out.summary.max_fct_us, m.fct_us);
+    assert_eq!(out.summary.flows, 1, "the summary counts messages");
+}
+
+/// REPS Fig. 2 (permutation): 8 fixed paths per message spread the load
+/// better than one (ECMP), but not as well as spraying every packet (OPS).
+/// Holds on every seed tried (1..=5) and every window choice.
+#[test]
+fn subflows_sit_between_ecmp_and_ops_on_a_permutation() {
+    for seed in 1..=3 {
+        let max_fct = |kind: &str, extra: &str| {
+            let mut s = permutation(kind, "2MiB", extra);
+            s.seed = seed;
+            let out = run_ok(&s, None);
+            assert_eq!(out.summary.unfinished_flows, 0, "{kind} seed {seed}");
+            out.summary.max_fct_us
+        };
+        let (ecmp, ops) = (max_fct("ecmp", ""), max_fct("ops", ""));
+        for window in ["full", "share", "single"] {
+            let sub = max_fct("subflows", &format!("[lb.subflows]\nwindow = \"{window}\"\n"));
+            assert!(
+                ops < sub && sub < ecmp,
+                "seed {seed}, {window}: OPS {ops:.1} < subflows {sub:.1} < ECMP {ecmp:.1} us"
+            );
+        }
+    }
+}
+
+/// Ring AllReduce with every message split: each step's subflows start
+/// exactly when the last subflow of the message they wait for has arrived,
+/// never earlier, and the steps table times messages.
+#[test]
+fn subflows_of_a_step_wait_for_every_subflow_of_the_last() {
+    let s = scenario(
+        "[topology]\nhosts = 16\nradix = 8\n[lb]\nkind = \"subflows\"\n\
+         [workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\n",
+    );
+    let out = run_ok(&s, None);
+    let n = 16;
+    assert_eq!(out.messages.len(), 2 * (n - 1) * n);
+    assert_eq!(out.summary.flows, out.messages.len());
+    assert_eq!(out.summary.unfinished_flows, 0);
+    let chunk = (1u64 << 20) / n as u64;
+    assert!(out.messages.iter().all(|m| m.subflows == 8 && m.size_bytes == chunk));
+    let arrival = |message: usize| {
+        out.flows
+            .iter()
+            .filter(|f| f.message as usize == message)
+            .map(|f| f.receiver_finish_us)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    // Message ids: step · n + rank; step s of rank r waits for step s − 1 of rank r − 1.
+    for f in &out.flows {
+        let (step, rank) = (f.message as usize / n, f.message as usize % n);
+        if step > 0 {
+            let before = (step - 1) * n + (rank + n - 1) % n;
+            assert_eq!(f.start_us, arrival(before), "flow {} (message {})", f.id, f.message);
+        }
+    }
+    let steps = out.tables.iter().find(|t| t.name == "steps").unwrap();
+    let Some(lbsim_core::table::Column::U32(count)) = steps.column("flows") else {
+        panic!("steps.flows")
+    };
+    assert!(
+        count.iter().all(|&c| c as usize == n),
+        "the steps table counts messages"
+    );
+    let last = out.flows.iter().map(|f| f.receiver_finish_us).fold(0.0, f64::max);
+    assert_eq!(out.summary.collective_us, last - out.flows[0].start_us);
+}
+
+/// Without subflows every message is one flow: the message column is the
+/// flow's id, no messages table is written, and message records repeat the
+/// flows' numbers.
+#[test]
+fn without_subflows_messages_are_the_flows() {
+    let out = run_ok(&permutation("reps", "1MiB", ""), None);
+    assert!(out.flows.iter().all(|f| f.message == f.id));
+    assert!(out.tables.iter().all(|t| t.name != "messages"));
+    for (f, m) in out.flows.iter().zip(&out.messages) {
+        assert_eq!(
+            (f.fct_us, f.slowdown, f.ideal_fct_us),
+            (m.fct_us, m.slowdown, m.ideal_fct_us)
+        );
+    }
+}
+
+/// Subflows draw from streams of their own: in a mix, the ECMP messages'
+/// flows pick the same EVs as in an all-ECMP run.
+#[test]
+fn subflows_leave_other_flows_draws_alone() {
+    let ecmp = build(&permutation("ecmp", "1MiB", ""), None).unwrap();
+    let mixed = build(
+        &permutation("ecmp", "1MiB", "[[lb.mix]]\nkind = \"subflows\"\nfraction = 0.5\n"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(mixed.flows.len(), 16 + 16 * 8);
+    let mut st = LbStats::default();
+    let mut ev = |f: &mut lbsim_core::transport::Flow| f.lb.next_ev(SimTime::ZERO, &mut f.rng.clone(), &mut st);
+    let mut plain = ecmp.flows;
+    for mut f in mixed.flows.into_iter().filter(|f| f.lb.name() == "ecmp") {
+        let m = f.message as usize;
+        assert_eq!(ev(&mut f), ev(&mut plain[m]), "message {m}");
+    }
+}
+
+/// `window`: "full" gives each subflow `cc.initial_cwnd`, "share" an eighth
+/// of it; "single" keeps the message on one flow cycling over 8 EVs.
+#[test]
+fn subflow_windows() {
+    let cwnd = |window: &str| {
+        let s = permutation("subflows", "1MiB", &format!("[lb.subflows]\nwindow = \"{window}\"\n"));
+        let sim = build(&s, None).unwrap();
+        let windows: Vec<u64> = sim
+            .flows
+            .iter()
+            .map(|f| match &f.cc {
+                CongestionControl::Dctcp(c) => c.cwnd,
+                _ => panic!("cc.kind is dctcp"),
+            })
+            .collect();
+        (sim, windows)
+    };
+    let (full, w_full) = cwnd("full");
+    let (_, w_share) = cwnd("share");
+    assert_eq!(full.flows.len(), 32 * 8);
+    assert!(w_full.iter().all(|&w| w == w_full[0]));
+    assert!(w_share.iter().all(|&w| w == w_full[0] / 8));
+    let (single, w_single) = cwnd("single");
+    assert_eq!(single.flows.len(), 32);
+    assert!(w_single.iter().all(|&w| w == w_full[0]));
+    for mut f in single.flows {
+        let evs = subflow_evs(&f);
+        assert_eq!(evs.len(), 8);
+        let mut st = LbStats::default();
+        for i in 0..16 {
+            assert_eq!(f.lb.next_ev(SimTime::ZERO, &mut f.rng, &mut st), evs[i % 8]);
+        }
+    }
 }
