@@ -144,7 +144,7 @@ fn bench(o: &Opts) -> Result<(), String> {
     let s = Scenario::from_toml(&toml).map_err(|e| e.to_string())?;
     let out = lbsim_core::run(&s, None).map_err(|e| e.to_string())?;
     let sm = &out.summary;
-    let size_b = out.flows.first().map(|f| f.size_bytes).unwrap_or(0);
+    let size_b = out.messages.first().map(|m| m.size_bytes).unwrap_or(0);
     // Ideal: size at line rate plus one base RTT.
     let ideal_us = size_b as f64 * 8.0 / 400e9 * 1e6 + sm.base_rtt_us;
     println!("bench: {hosts}-host 2-tier 400G, {size} permutation, {lb}, artifact preset");
