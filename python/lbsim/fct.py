@@ -8,7 +8,9 @@ datacenter traces.
 - :func:`slowdown_by_bdp`: the same statistics for flows under one BDP and
   for flows of one BDP or more.
 
-Only flows the run marks ``measured`` count: finished, not started in the
+Flows are the workload's messages (``Result.messages``): a message split
+into subflows counts once. Only messages the run marks ``measured`` count:
+finished, not started in the
 warm-up, not finished after the cool-down (``workload.warmup``,
 ``workload.cooldown``). Percentiles follow ConWeave: the value at index
 ``int(n · p)`` of the sorted slowdowns.
@@ -51,7 +53,9 @@ def _stats(slowdowns: np.ndarray) -> dict[str, float]:
 
 
 def measured_flows(runs: Result | Iterable[Result]) -> pd.DataFrame:
-    """The measured flows of one run or several (pooled, e.g. the seeds of a sweep)."""
+    """The measured flows of one run or several (pooled, e.g. the seeds of a
+    sweep), as messages: a message split into subflows counts once, with its
+    own slowdown (last subflow's arrival against the whole message's ideal)."""
     import pandas as pd
 
     from .results import Result
@@ -59,7 +63,7 @@ def measured_flows(runs: Result | Iterable[Result]) -> pd.DataFrame:
     runs = [runs] if isinstance(runs, Result) else list(runs)
     frames = []
     for r in runs:
-        f = r.flows
+        f = r.messages
         if "measured" not in f:
             raise LbsimError("these results predate slowdown statistics; run them again")
         frames.append(f[f["measured"]])

@@ -88,7 +88,7 @@ _EVS_SIZES = (32, 256, 65536)
 
 
 #: Every load balancer REPS §4.1 compares, per-flow ones first.
-_ALL_LBS = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps")
+_ALL_LBS = ("ecmp", "plb", "flowlet", "subflows", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps")
 
 #: REPS §4.2 synthetic patterns: incast (8 senders), permutation, tornado.
 _PATTERNS: dict[str, Overrides] = {
@@ -355,8 +355,9 @@ def row(name: str, r: Result) -> dict[str, Any]:
         "p99_slowdown": s.get("p99_slowdown"),
         "collective_us": s.get("collective_us"),
     }
-    if (f["lb"] != f["lb"].iloc[0]).any():
-        for lb, part in f.groupby("lb"):
+    m = r.messages
+    if (m["lb"] != m["lb"].iloc[0]).any():
+        for lb, part in m.groupby("lb"):
             out[f"mean_fct_us_{lb}"] = float(part["fct_us"].mean())
     if "rtt" in r.table_names:
         out["p99_rtt_us"] = float(r.rtt["rtt_us"].quantile(0.99))

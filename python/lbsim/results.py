@@ -5,7 +5,7 @@ A run directory holds plain files any tool can read without lbsim:
 =================  ==========================================================
 ``scenario.toml``  the fully resolved scenario (every value explicit)
 ``summary.json``   the engine's summary (FCT statistics, drops, events, ...)
-``flows.parquet``  one row per message: times in us, retransmissions, drops...
+``flows.parquet``  one row per transport flow: times in us, retransmissions, drops...
 ``drops.parquet``  packets dropped by cause (congestion, failure, trimmed)
 ``run.json``       run metadata: lbsim version, run key, stop reason, counters
 =================  ==========================================================
@@ -13,6 +13,8 @@ A run directory holds plain files any tool can read without lbsim:
 and, when the scenario asks for them (``[observe]``, ``[[failures]]``):
 
 ========================  ===================================================
+``messages.parquet``      one row per message, when some were split into subflows
+``steps.parquet``         a collective's steps: first start, last arrival
 ``ports.parquet``         per sampled port and bucket: bytes sent, Gbps, queue
 ``drops_series.parquet``  packets dropped per cause per bucket
 ``rtt.parquet``           one RTT sample per ACK: flow, time_us, rtt_us
@@ -21,6 +23,11 @@ and, when the scenario asks for them (``[observe]``, ``[[failures]]``):
 
 Unknown values (the finish time of an unfinished flow) are nulls in Parquet
 and NaN in pandas.
+
+The workload's flows are *messages*; the engine runs *transport flows*. They
+are the same unless ``lb.kind = "subflows"`` splits a message over several
+transport flows (REPS §4.1's MPTCP baseline). The summary always counts
+messages; :attr:`Result.messages` is the message-level table either way.
 """
 
 from __future__ import annotations
@@ -47,7 +54,25 @@ __all__ = ["Result", "load", "ideal_fct_us", "parse_rate_bps", "RUN_FILES", "OPT
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
-OPTIONAL_TABLES = ("steps", "ports", "drops_series", "rtt", "failures")
+OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures")
+
+#: The message table's columns (derived from the flow table when no message was split).
+MESSAGE_COLUMNS = (
+    "message",
+    "src",
+    "dst",
+    "size_bytes",
+    "lb",
+    "step",
+    "subflows",
+    "start_us",
+    "receiver_finish_us",
+    "fct_us",
+    "ideal_fct_us",
+    "slowdown",
+    "measured",
+    "finished",
+)
 
 Columns = Mapping[str, np.ndarray]
 
@@ -208,6 +233,7 @@ class Result:
                 self._frames[name] = pd.read_parquet(self.path / f"{name}.parquet")
             else:
                 hint = {
+                    "messages": "no message was split into subflows; see Result.messages",
                     "ports": "list ports or switches in observe.ports",
                     "drops_series": "set observe.drops = true",
                     "rtt": "set observe.rtt = true",
@@ -219,13 +245,29 @@ class Result:
 
     @property
     def flows(self) -> pd.DataFrame:
-        """One row per message: id, src, dst, size_bytes, lb, step (within a
-        collective), start_us, receiver_finish_us, sender_finish_us, fct_us
-        (NaN if unfinished), ideal_fct_us (alone on the idle network),
-        slowdown (max(1, fct/ideal)), measured (counted by the statistics),
-        finished, retransmissions, timeouts, nacks, drops, explored_evs,
-        recycled_evs, freeze_entries, frozen_us."""
+        """One row per transport flow: id, message (the message it carries:
+        its own id unless the message was split into subflows), src, dst,
+        size_bytes, lb, step (within a collective), start_us,
+        receiver_finish_us, sender_finish_us, fct_us (NaN if unfinished),
+        ideal_fct_us (alone on the idle network), slowdown (max(1,
+        fct/ideal)), measured (counted by the statistics), finished,
+        retransmissions, timeouts, nacks, drops, explored_evs, recycled_evs,
+        freeze_entries, frozen_us."""
         return self.table("flows")
+
+    @property
+    def messages(self) -> pd.DataFrame:
+        """One row per message, what the summary counts: message, src, dst,
+        size_bytes, lb, step, subflows (transport flows that carried it),
+        start_us, receiver_finish_us (its last flow's arrival), fct_us,
+        ideal_fct_us (the whole message alone on one path), slowdown,
+        measured, finished (every flow finished). Without subflows these are
+        the flow table's rows."""
+        if "messages" in self.table_names:
+            return self.table("messages")
+        f = self.flows
+        m = f.assign(message=f["message"] if "message" in f else f["id"], subflows=np.uint32(1))
+        return m[list(MESSAGE_COLUMNS)].reset_index(drop=True)
 
     @property
     def steps(self) -> pd.DataFrame:
@@ -275,7 +317,8 @@ class Result:
     def ideal_fct_us(self) -> float:
         """Size of the largest message at line rate plus one base RTT."""
         link = parse_rate_bps(self.params["topology"]["link_rate"])
-        size = float(self.flows["size_bytes"].max()) if len(self.flows) else 0.0
+        m = self.messages
+        size = float(m["size_bytes"].max()) if len(m) else 0.0
         return ideal_fct_us(size, link, float(self.summary["base_rtt_us"]))
 
     # ---- files ----------------------------------------------------------

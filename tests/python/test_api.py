@@ -146,7 +146,7 @@ print("ok", list(p.columns)[:3])
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "ok ['id', 'src', 'dst']" in out.stdout
+    assert "ok ['id', 'message', 'src']" in out.stdout
 
 
 def test_relative_file_resolves_against_scenario_folder(tmp_path: Path, monkeypatch) -> None:

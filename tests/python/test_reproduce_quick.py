@@ -40,6 +40,8 @@ def test_fig02_synthetic_orders_the_baselines(tmp_path: Path) -> None:
     for lb in ("ops", "bitmap", "mprdma", "arcane", "reps"):
         assert perm[lb] < 0.8 * min(perm["ecmp"], perm["plb"], perm["flowlet"]), lb
     assert perm["reps"] <= 1.05 * min(perm.values())
+    # MPTCP's 8 fixed paths per message: better than one, worse than spraying.
+    assert perm["ops"] < t["permutation/subflows"] < perm["ecmp"]
 
 
 def test_fig18_three_tiers_keep_the_orderings(tmp_path: Path) -> None:

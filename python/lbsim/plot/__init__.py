@@ -80,7 +80,7 @@ def fct_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
     with style.context():
         fig, ax = _figure_axes(ax)
         for name, runs in groups.items():
-            fct = np.concatenate([r.flows["fct_us"].to_numpy(dtype=float) for r in runs])
+            fct = np.concatenate([r.messages["fct_us"].to_numpy(dtype=float) for r in runs])
             total = len(fct)
             fct = np.sort(fct[~np.isnan(fct)])
             if total == 0:

@@ -47,7 +47,7 @@ RC: dict[str, Any] = {
 }
 
 #: Known load balancers, in the order plots list them.
-ORDER: tuple[str, ...] = ("ecmp", "plb", "flowlet", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps", "ideal")
+ORDER: tuple[str, ...] = ("ecmp", "plb", "flowlet", "subflows", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps", "ideal")
 
 _COLORS = {
     "ecmp": "#7f7f7f",  # grey: the baseline
@@ -57,6 +57,7 @@ _COLORS = {
     # REPS §4.1 baselines
     "plb": "#8c564b",  # brown
     "flowlet": "#bcbd22",  # olive
+    "subflows": "#393b79",  # indigo
     "mprdma": "#9467bd",  # purple
     "bitmap": "#17becf",  # cyan
     "arcane": "#ff7f0e",  # orange
@@ -70,6 +71,7 @@ _NAMES = {
     "ideal": "ideal",
     "plb": "PLB",
     "flowlet": "Flowlet",
+    "subflows": "MPTCP",  # REPS §4.1 names the 8-subflow baseline after MPTCP
     "mprdma": "MPRDMA",
     "bitmap": "BitMap",
     "arcane": "ARCANE",
