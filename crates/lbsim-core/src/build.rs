@@ -264,7 +264,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
                         false => v,
                     })
                 }
-                CcKind::Eqds => CongestionControl::Eqds(EqdsSender::new(unsolicited)),
+                CcKind::Eqds => CongestionControl::Eqds(EqdsSender::new(unsolicited, s.cc.eqds.rts)),
                 CcKind::Mprdma => CongestionControl::Mprdma(mprdma_window(initial, max_cwnd, mtu)),
             };
             let lb = lbs.load_balancer(kind, &mut rng, rtt);
@@ -273,6 +273,10 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
             f.ideal = net.ideal_fct(part.src, part.dst, npkts, full, last);
             f.message = m as u32;
             f.step = traffic.step[m];
+            if kind == LbKind::Mprdma && s.lb.mprdma.ooo_limit > 0 {
+                // MP-RDMA: no new packet at or beyond snd_una + Δ.
+                f.ooo_limit = s.lb.mprdma.ooo_limit;
+            }
             flows.push(f);
         }
     }
@@ -305,7 +309,14 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         let links = (0..s.topology.hosts)
             .map(|h| net.switches[net.hosts[h as usize].tor as usize].down[(h % hpt) as usize])
             .collect();
-        CreditPacers::new(links, flows.len(), unsolicited, mtu, s.cc.eqds.pull_rate)
+        CreditPacers::new(
+            links,
+            flows.len(),
+            unsolicited,
+            mtu,
+            s.cc.eqds.pull_rate,
+            s.cc.eqds.retransmit_priority,
+        )
     });
 
     let mut sim = Simulation::new(net, flows, params);
@@ -336,6 +347,7 @@ struct LbConfigs {
     arcane: ArcaneConfig,
     /// EVs per subflows flow: one per subflow, or all `count` when one window carries the message.
     subflow_evs: u32,
+    mprdma_ooo_limit: u32,
     rto: SimTime,
 }
 
@@ -361,6 +373,7 @@ impl LbConfigs {
                 entropy_space: space,
                 congestion_threshold: l.plb.congestion_threshold,
                 congested_rounds: l.plb.congested_rounds,
+                pause_after_timeout: l.plb.pause_after_timeout.value,
             },
             flowlet_timeout: l.flowlet.timeout.value,
             // BitMap and ARCANE track a small space of their own inside the header's.
@@ -380,6 +393,7 @@ impl LbConfigs {
                 SubflowWindow::Single => l.subflows.count,
                 SubflowWindow::Full | SubflowWindow::Share => 1,
             },
+            mprdma_ooo_limit: l.mprdma.ooo_limit,
             rto,
         })
     }
@@ -397,7 +411,7 @@ impl LbConfigs {
                 let timeout = self.flowlet_timeout.unwrap_or(SimTime(base_rtt.ps() / 2));
                 Lb::Flowlet(Flowlet::new(timeout, space, rng))
             }
-            LbKind::Mprdma => Lb::Mprdma(Mprdma::new(space)),
+            LbKind::Mprdma => Lb::Mprdma(Mprdma::new(space, self.mprdma_ooo_limit)),
             LbKind::Bitmap => Lb::Bitmap(Bitmap::new(self.bitmap.clone(), rng)),
             LbKind::Arcane => Lb::Arcane(Arcane::new(self.arcane.clone())),
             LbKind::Adaptive => Lb::Adaptive(Adaptive),

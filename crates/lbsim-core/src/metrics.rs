@@ -10,7 +10,7 @@ use serde::Serialize;
 /// Network-wide packet counters. At the end of a run that drained,
 /// `packets_sent == delivered + drops_congestion + drops_failure` (every
 /// packet a host created either reached a host or was dropped), and
-/// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent`.
+/// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent`.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
     pub packets_sent: u64,
@@ -19,6 +19,8 @@ pub struct Counters {
     pub nacks_sent: u64,
     /// EQDS credits.
     pub credits_sent: u64,
+    /// EQDS requests-to-send.
+    pub rts_sent: u64,
     pub delivered: u64,
     pub drops_congestion: u64,
     pub drops_failure: u64,

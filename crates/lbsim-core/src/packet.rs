@@ -18,6 +18,10 @@ pub enum PacketKind {
     /// EQDS credit: `seq` is the cumulative number of credits the receiver
     /// has granted the flow, so a lost credit is made up by the next one.
     Credit,
+    /// EQDS request-to-send: a sender that cannot send asks for credit.
+    /// `seq` is the highest cumulative credit count it heard, `span` the
+    /// packets it has queued for retransmission.
+    Rts,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -45,7 +49,7 @@ pub struct Packet {
 }
 
 impl Packet {
-    /// Control packets (ACK, NACK, trimmed headers) travel in the priority class.
+    /// Control packets (ACK, NACK, credits, RTS, trimmed headers) travel in the priority class.
     #[inline]
     pub fn is_priority(&self) -> bool {
         self.kind != PacketKind::Data || self.trimmed

@@ -8,6 +8,7 @@
 
 use crate::ack_coalescing::Trigger;
 use crate::cc::credit_pacer::CreditPacers;
+use crate::cc::CongestionControl;
 use crate::event::{Event, EventQueue};
 use crate::failure::{FailurePlan, Fault};
 use crate::lb::{Lb, TimeoutInfo};
@@ -560,6 +561,7 @@ impl Simulation {
             PacketKind::Ack | PacketKind::AckBatch => self.sender_ack(pkt),
             PacketKind::Nack => self.sender_nack(pkt),
             PacketKind::Credit => self.sender_credit(pkt),
+            PacketKind::Rts => self.receiver_rts(host, pkt),
         }
     }
 
@@ -711,6 +713,43 @@ impl Simulation {
         self.enqueue(nic, id);
     }
 
+    /// EQDS: a sender asks for credit (htsim `EqdsSink::processRts`).
+    fn receiver_rts(&mut self, host: u32, rts: Packet) {
+        let Some(c) = &mut self.credits else { return };
+        let npkts = self.flows[rts.flow as usize].npkts;
+        let backlog = rts.span as u32;
+        if let Some(at) = c.on_rts(host, rts.flow, npkts, rts.seq, backlog, rts.ev, self.now) {
+            self.events.push(at, Event::CreditPace { host });
+        }
+    }
+
+    /// EQDS: send flow `flow`'s request-to-send, on an EV of its balancer
+    /// (htsim `sendRTS` calls `nextEntropy`).
+    fn send_rts(&mut self, flow: u32, heard: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        let ev = f.lb.next_ev(now, &mut f.rng, &mut f.lb_stats);
+        let pkt = Packet {
+            kind: PacketKind::Rts,
+            flow,
+            seq: heard,
+            src: f.spec.src,
+            dst: f.spec.dst,
+            size: self.params.ack_bytes,
+            ev,
+            ecn: false,
+            trimmed: false,
+            adaptive: matches!(f.lb, Lb::Adaptive(_)),
+            span: f.retransmit_backlog().min(u16::MAX as u32) as u16,
+            sent_at: now,
+        };
+        self.counters.rts_sent += 1;
+        self.counters.packets_sent += 1;
+        let id = self.pool.alloc(pkt);
+        let nic = self.net.hosts[pkt.src as usize].nic;
+        self.enqueue(nic, id);
+    }
+
     fn sender_ack(&mut self, ack: Packet) {
         let now = self.now;
         let rto = self.params.rto;
@@ -729,6 +768,12 @@ impl Simulation {
         };
         if out.newly_acked > 0 {
             f.cc.on_ack(out.newly_acked, ack.ecn);
+        }
+        // MP-RDMA's slow-path rule needs the packet's own seq: per-packet ACKs only.
+        if let (Lb::Mprdma(m), PacketKind::Ack) = (&mut f.lb, ack.kind) {
+            if m.ack_is_late(ack.seq) {
+                f.cc.on_late_ack(f.wire_size(ack.seq) as u64);
+            }
         }
         if out.all_acked {
             f.finish_sender(now);
@@ -783,11 +828,22 @@ impl Simulation {
         }
         // Nothing in flight and yet unable to send (EQDS waiting for a credit
         // that may be lost): look again one RTO later.
-        let stalled = next.is_none() && f.inflight == 0 && f.has_work() && !f.can_send();
+        let stuck = f.has_work() && !f.can_send();
+        let stalled = next.is_none() && f.inflight == 0 && stuck;
+        // EQDS: lost data or credit and no credit to go on: ask (htsim `rtxTimerExpired`).
+        let rts = match &mut f.cc {
+            CongestionControl::Eqds(e) if stuck && (stalled || !self.lost_scratch.is_empty()) => {
+                e.rts_due(now, f.base_rtt).then_some(e.heard())
+            }
+            _ => None,
+        };
         let again = next.or((stalled && f.cc.on_stall()).then_some(now + p.rto));
         if let Some(at) = again {
             f.timer_pending = true;
             self.events.push(at, Event::FlowTimer { flow });
+        }
+        if let Some(heard) = rts {
+            self.send_rts(flow, heard);
         }
         self.make_ready(flow);
     }

@@ -45,6 +45,10 @@ pub struct Flow {
     /// The EV each packet was last sent on, for balancers that learn from timeouts.
     sent_ev: Vec<u16>,
     next_new: u32,
+    /// snd_una: every packet below it is acknowledged (advanced lazily, only under an `ooo_limit`).
+    una: u32,
+    /// New packets go out only below `una` + this (MP-RDMA's Δ); u32::MAX: no limit.
+    pub ooo_limit: u32,
     rtx: VecDeque<u32>,
     send_log: VecDeque<(SimTime, u32)>,
     pub inflight: u64,
@@ -124,6 +128,8 @@ impl Flow {
             sent_at: vec![SimTime::ZERO; npkts as usize],
             sent_ev: vec![0; npkts as usize],
             next_new: 0,
+            una: 0,
+            ooo_limit: u32::MAX,
             rtx: VecDeque::new(),
             send_log: VecDeque::new(),
             inflight: 0,
@@ -184,7 +190,20 @@ impl Flow {
     /// Has a packet to send and congestion control allows it.
     #[inline]
     pub fn can_send(&mut self) -> bool {
-        self.has_work() && self.cc.may_send(self.inflight)
+        self.has_work() && self.cc.may_send(self.inflight) && self.within_ooo_limit()
+    }
+
+    /// A retransmission is always below snd_una + Δ (it was sent once when
+    /// snd_una was no higher); a new packet must be.
+    #[inline]
+    fn within_ooo_limit(&mut self) -> bool {
+        if !self.rtx.is_empty() || self.next_new < self.una.saturating_add(self.ooo_limit) {
+            return true;
+        }
+        while self.una < self.next_new && self.state[self.una as usize] == PktState::Acked {
+            self.una += 1;
+        }
+        self.next_new < self.una.saturating_add(self.ooo_limit)
     }
 
     /// Started, not done, and a packet waits to be sent (new or retransmission).
@@ -195,6 +214,11 @@ impl Flow {
         }
         self.clean_rtx_front();
         !self.rtx.is_empty() || self.next_new < self.npkts
+    }
+
+    /// Packets queued for retransmission (an EQDS RTS reports them).
+    pub fn retransmit_backlog(&self) -> u32 {
+        self.rtx.len() as u32
     }
 
     /// Take the next packet to send (retransmissions first): (seq, wire size, is retransmission).

@@ -6,8 +6,15 @@
 //!
 //! What a flow wants: its packets beyond the unsolicited first BDP (every
 //! data packet's header carries this pull target, as EQDS's do), plus one
-//! per trimmed header, for its retransmission (NACK plus credit). A flow
-//! whose message is complete wants nothing more.
+//! per trimmed header, for its retransmission (NACK plus credit), plus the
+//! retransmission backlog an RTS reports. A flow whose message is complete
+//! wants nothing more.
+//!
+//! Retransmissions first (`cc.eqds.retransmit_priority`): credits owed for
+//! trimmed headers and RTS backlogs are served, round-robin among such
+//! flows, before any credit for new data, as htsim's pacer serves its
+//! `_rtx_senders` before its `_active_senders` (`EqdsPullPacer::doNextEvent`;
+//! `EqdsSink::processTrimmed`: "prioritize credits to this sender!").
 
 use crate::net::{Port, PortId};
 use crate::time::SimTime;
@@ -20,11 +27,16 @@ struct PullState {
     granted: u32,
     heard: bool,
     queued: bool,
+    /// Credits owed for retransmissions, served before new data.
+    rtx_owed: u32,
+    in_rtx_queue: bool,
     /// The EV of its latest data packet, echoed by credits as ACKs do (REPS §3.1).
     ev: u16,
 }
 
 struct HostPacer {
+    /// Flows owed retransmission credit (served first).
+    retransmit: VecDeque<u32>,
     waiting: VecDeque<u32>,
     /// Earliest time of the next credit.
     next_at: SimTime,
@@ -50,15 +62,24 @@ pub struct CreditPacers {
     mtu: u64,
     /// `cc.eqds.pull_rate` in millionths (integer time arithmetic).
     rate_ppm: u64,
+    retransmit_priority: bool,
 }
 
 impl CreditPacers {
     /// `links[h]`: the link into host h.
-    pub fn new(links: Vec<PortId>, flows: usize, unsolicited: u32, mtu: u64, pull_rate: f64) -> Self {
+    pub fn new(
+        links: Vec<PortId>,
+        flows: usize,
+        unsolicited: u32,
+        mtu: u64,
+        pull_rate: f64,
+        retransmit_priority: bool,
+    ) -> Self {
         CreditPacers {
             hosts: links
                 .into_iter()
                 .map(|link| HostPacer {
+                    retransmit: VecDeque::new(),
                     waiting: VecDeque::new(),
                     next_at: SimTime::ZERO,
                     armed: false,
@@ -69,6 +90,7 @@ impl CreditPacers {
             unsolicited,
             mtu,
             rate_ppm: (pull_rate * 1e6).round() as u64,
+            retransmit_priority,
         }
     }
 
@@ -84,22 +106,65 @@ impl CreditPacers {
         ev: u16,
         now: SimTime,
     ) -> Option<SimTime> {
+        self.hear(flow, npkts, ev);
+        if trimmed {
+            self.owe_retransmissions(host, flow, 1);
+        }
+        self.wake(host, flow, now)
+    }
+
+    /// An RTS of `flow`: it heard credits up to `heard` and has `backlog`
+    /// packets to retransmit (htsim `EqdsSink::processRts`). Credits it never
+    /// heard are issued again; cumulative counts make repeats harmless.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_rts(
+        &mut self,
+        host: u32,
+        flow: u32,
+        npkts: u32,
+        heard: u32,
+        backlog: u32,
+        ev: u16,
+        now: SimTime,
+    ) -> Option<SimTime> {
+        self.hear(flow, npkts, ev);
+        let f = &mut self.flows[flow as usize];
+        f.granted = f.granted.min(heard);
+        self.owe_retransmissions(host, flow, backlog);
+        self.wake(host, flow, now)
+    }
+
+    fn hear(&mut self, flow: u32, npkts: u32, ev: u16) {
         let f = &mut self.flows[flow as usize];
         if !f.heard {
             f.heard = true;
             f.wanted = npkts.saturating_sub(self.unsolicited);
         }
-        if trimmed {
-            f.wanted += 1;
-        }
         f.ev = ev;
-        if f.queued || f.granted >= f.wanted {
-            return None;
+    }
+
+    fn owe_retransmissions(&mut self, host: u32, flow: u32, n: u32) {
+        let f = &mut self.flows[flow as usize];
+        f.wanted += n;
+        if !self.retransmit_priority || n == 0 {
+            return;
         }
-        f.queued = true;
+        f.rtx_owed += n;
+        if !f.in_rtx_queue {
+            f.in_rtx_queue = true;
+            self.hosts[host as usize].retransmit.push_back(flow);
+        }
+    }
+
+    /// Queue `flow` for credit if it wants more; wake the pacer if idle.
+    fn wake(&mut self, host: u32, flow: u32, now: SimTime) -> Option<SimTime> {
+        let f = &mut self.flows[flow as usize];
         let h = &mut self.hosts[host as usize];
-        h.waiting.push_back(flow);
-        if h.armed {
+        if !f.queued && f.granted < f.wanted {
+            f.queued = true;
+            h.waiting.push_back(flow);
+        }
+        if h.armed || (h.waiting.is_empty() && h.retransmit.is_empty()) {
             return None;
         }
         h.armed = true;
@@ -118,7 +183,30 @@ impl CreditPacers {
     ) -> (Option<Credit>, Option<SimTime>) {
         let h = &mut self.hosts[host as usize];
         let mut credit = None;
-        while let Some(flow) = h.waiting.pop_front() {
+        // Retransmissions first.
+        while let Some(flow) = h.retransmit.pop_front() {
+            let f = &mut self.flows[flow as usize];
+            if complete(flow) || f.granted >= f.wanted {
+                f.in_rtx_queue = false;
+                f.rtx_owed = 0;
+                continue;
+            }
+            f.granted += 1;
+            f.rtx_owed -= 1;
+            credit = Some(Credit {
+                flow,
+                count: f.granted,
+                ev: f.ev,
+            });
+            if f.rtx_owed > 0 {
+                h.retransmit.push_back(flow);
+            } else {
+                f.in_rtx_queue = false;
+            }
+            break;
+        }
+        while credit.is_none() {
+            let Some(flow) = h.waiting.pop_front() else { break };
             let f = &mut self.flows[flow as usize];
             if complete(flow) || f.granted >= f.wanted {
                 f.queued = false;
@@ -135,13 +223,12 @@ impl CreditPacers {
             } else {
                 f.queued = false;
             }
-            break;
         }
         if credit.is_some() {
             let mtu_time = ports[h.link as usize].serialization(self.mtu);
             h.next_at = now + SimTime(mtu_time.ps() * 1_000_000 / self.rate_ppm);
         }
-        h.armed = credit.is_some() && !h.waiting.is_empty();
+        h.armed = credit.is_some() && !(h.waiting.is_empty() && h.retransmit.is_empty());
         (credit, h.armed.then_some(h.next_at))
     }
 }
@@ -187,10 +274,10 @@ mod tests {
     }
 
     #[test]
-    fn credits_go_round_robin_one_mtu_time_apart() {
+    fn without_priority_credits_go_round_robin_one_mtu_time_apart() {
         let ports = vec![link()];
         // 4096 B at 400 Gb/s: 81.92 ns per credit.
-        let mut p = CreditPacers::new(vec![0], 3, 2, 4096, 1.0);
+        let mut p = CreditPacers::new(vec![0], 3, 2, 4096, 1.0, false);
         let t0 = SimTime::from_us(1);
         let wake = p.on_arrival(0, 0, 4, false, 7, t0);
         assert_eq!(wake, Some(t0));
@@ -213,7 +300,7 @@ mod tests {
     #[test]
     fn pull_rate_stretches_the_gap_and_complete_flows_are_skipped() {
         let ports = vec![link()];
-        let mut p = CreditPacers::new(vec![0], 2, 0, 4096, 0.5);
+        let mut p = CreditPacers::new(vec![0], 2, 0, 4096, 0.5, true);
         let wake = p.on_arrival(0, 0, 3, false, 0, SimTime::ZERO);
         p.on_arrival(0, 1, 3, false, 0, SimTime::ZERO);
         let (c, next) = p.issue(0, SimTime::ZERO, &ports, |f| f == 1);
@@ -222,5 +309,53 @@ mod tests {
         let (c, _) = p.issue(0, next.unwrap(), &ports, |f| f == 1);
         assert_eq!(c.map(|c| (c.flow, c.count)), Some((0, 2)), "flow 1 is whole: skipped");
         assert!(wake.is_some());
+    }
+
+    /// htsim `EqdsPullPacer`: credits owed for trimmed headers go before any
+    /// credit for new data; the flows owed them take turns among themselves.
+    #[test]
+    fn retransmission_credits_go_first() {
+        let ports = vec![link()];
+        let mut p = CreditPacers::new(vec![0], 3, 2, 4096, 1.0, true);
+        let t0 = SimTime::from_us(1);
+        let wake = p.on_arrival(0, 0, 5, false, 7, t0);
+        p.on_arrival(0, 1, 4, true, 8, t0);
+        p.on_arrival(0, 1, 4, true, 8, t0);
+        p.on_arrival(0, 2, 3, true, 9, t0);
+        let order: Vec<(u32, u32)> = drain(&mut p, wake, &ports)
+            .iter()
+            .map(|(_, c)| (c.flow, c.count))
+            .collect();
+        // Owed first: flow 1 two, flow 2 one, alternating; then new data
+        // round-robin: flow 0 wants 3, flow 1 has 2 more, flow 2 has 1 more.
+        assert_eq!(
+            order,
+            [(1, 1), (2, 1), (1, 2), (0, 1), (1, 3), (2, 2), (0, 2), (1, 4), (0, 3)]
+        );
+    }
+
+    /// An RTS credits its backlog first and re-issues credits its sender
+    /// never heard (cumulative counts, so repeats cost nothing).
+    #[test]
+    fn an_rts_reissues_unheard_credits_and_owes_its_backlog() {
+        let ports = vec![link()];
+        let mut p = CreditPacers::new(vec![0], 2, 0, 4096, 1.0, true);
+        let t0 = SimTime::from_us(1);
+        let wake = p.on_arrival(0, 0, 3, false, 7, t0);
+        let first: Vec<u32> = drain(&mut p, wake, &ports).iter().map(|(_, c)| c.count).collect();
+        assert_eq!(first, [1, 2, 3], "all three pulled");
+        // The sender heard only count 1 and lost two packets outright.
+        let t1 = SimTime::from_us(50);
+        let wake = p.on_rts(0, 0, 3, 1, 2, 5, t1);
+        assert_eq!(wake, Some(t1));
+        let again: Vec<(u32, u16)> = drain(&mut p, wake, &ports)
+            .iter()
+            .map(|(_, c)| (c.count, c.ev))
+            .collect();
+        assert_eq!(
+            again,
+            [(2, 5), (3, 5), (4, 5), (5, 5)],
+            "counts 2, 3 again, then 2 for the backlog"
+        );
     }
 }

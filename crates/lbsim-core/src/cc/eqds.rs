@@ -9,12 +9,20 @@
 //! Credits arrive as cumulative counts (`PacketKind::Credit`), as EQDS's
 //! pull numbers are, so a lost credit is made good by the next one.
 //!
-//! A packet the network loses silently (a retransmission timeout) had
-//! spent its credit on nothing: the sender reuses that credit for the
-//! retransmission. This also stands in for EQDS's RTS after a timeout (the
-//! retransmission tells the receiver the sender is still there). A sender
-//! that waits one RTO with nothing in flight and no credit (its last
-//! credits were lost) gives itself one credit, as an RTS would fetch.
+//! Data the network loses outright (no trim, so no NACK) is found by the
+//! retransmission timer. With `cc.eqds.rts` (EQDS; htsim `eqds.cpp`
+//! `EqdsSrc::rtxTimerExpired`), a sender that then cannot send asks for
+//! credit with a request-to-send (`PacketKind::Rts`), at most one per RTT
+//! (htsim `sendRTS`); it carries its retransmission backlog, which the
+//! receiver credits first, and the highest credit count it heard, so credits
+//! lost on the way are issued again. A sender with work, nothing in flight
+//! and no credit sends one again every RTO until credit comes.
+//!
+//! Without RTS (the stand-in lbsim had before): a packet lost to a timeout
+//! reuses the credit it spent, and a sender that waits one RTO with nothing
+//! in flight and no credit gives itself one.
+
+use crate::time::SimTime;
 
 #[derive(Clone, Debug)]
 pub struct EqdsSender {
@@ -27,18 +35,39 @@ pub struct EqdsSender {
     spent: u32,
     /// `granted` when a stall check was armed, to tell if credits arrived since.
     stall_mark: Option<u32>,
+    /// Ask for credit with an RTS instead of granting it to itself.
+    rts: bool,
+    last_rts: Option<SimTime>,
 }
 
 impl EqdsSender {
-    /// `unsolicited`: packets the message may send before any credit.
-    pub fn new(unsolicited: u32) -> Self {
+    /// `unsolicited`: packets the message may send before any credit;
+    /// `rts`: recover lost data and credit with requests-to-send.
+    pub fn new(unsolicited: u32, rts: bool) -> Self {
         EqdsSender {
             unsolicited,
             granted: 0,
             self_granted: 0,
             spent: 0,
             stall_mark: None,
+            rts,
+            last_rts: None,
         }
+    }
+
+    /// The highest cumulative credit count heard, for an RTS.
+    pub fn heard(&self) -> u32 {
+        self.granted
+    }
+
+    /// Whether to send an RTS now: in RTS mode, at most one per `rtt`
+    /// ("once per RTT is enough", htsim `EqdsSrc::sendRTS`).
+    pub fn rts_due(&mut self, now: SimTime, rtt: SimTime) -> bool {
+        if !self.rts || self.last_rts.is_some_and(|t| now < t + rtt) {
+            return false;
+        }
+        self.last_rts = Some(now);
+        true
     }
 
     #[inline]
@@ -68,15 +97,22 @@ impl EqdsSender {
         self.granted = self.granted.max(cumulative);
     }
 
-    /// A packet was declared lost by the retransmission timer: its credit is reused.
+    /// A packet was declared lost by the retransmission timer. Without RTS
+    /// its credit is reused; with RTS the receiver credits it again.
     pub fn on_timeout_loss(&mut self) {
-        self.self_granted += 1;
+        if !self.rts {
+            self.self_granted += 1;
+        }
     }
 
     /// The flow has work, no credit and nothing in flight. Returns true when
-    /// it should check again one RTO later; on that second call, if no
-    /// credit came meanwhile, it grants itself one.
+    /// it should check again one RTO later. With RTS it always does (and
+    /// sends an RTS each time); without, on the second call, if no credit
+    /// came meanwhile, it grants itself one.
     pub fn on_stall(&mut self) -> bool {
+        if self.rts {
+            return true;
+        }
         match self.stall_mark {
             Some(mark) if mark == self.granted => {
                 self.self_granted += 1;
@@ -97,7 +133,7 @@ mod tests {
 
     #[test]
     fn unsolicited_first_then_one_packet_per_credit() {
-        let mut s = EqdsSender::new(2);
+        let mut s = EqdsSender::new(2, true);
         for _ in 0..2 {
             assert!(s.may_send());
             s.on_send();
@@ -116,8 +152,8 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_reuse_credit_and_stalls_grant_one_after_an_rto() {
-        let mut s = EqdsSender::new(1);
+    fn without_rts_timeouts_reuse_credit_and_stalls_grant_one_after_an_rto() {
+        let mut s = EqdsSender::new(1, false);
         s.on_send();
         s.on_timeout_loss();
         assert!(s.may_send(), "the lost packet's credit pays for its retransmission");
@@ -131,5 +167,25 @@ mod tests {
         assert!(s.on_stall());
         s.on_credit(1);
         assert!(s.on_stall(), "a credit arrived meanwhile: re-arm instead of granting");
+    }
+
+    /// With RTS a timeout grants nothing: the sender asks, at most once per
+    /// RTT, and a stall keeps asking every RTO.
+    #[test]
+    fn with_rts_timeouts_ask_once_per_rtt_and_never_self_grant() {
+        let rtt = SimTime::from_us(10);
+        let mut s = EqdsSender::new(1, true);
+        s.on_send();
+        s.on_timeout_loss();
+        assert!(!s.may_send(), "no credit of its own making");
+        assert!(s.rts_due(SimTime::from_us(50), rtt));
+        assert!(!s.rts_due(SimTime::from_us(59), rtt), "one RTS per RTT");
+        assert!(s.rts_due(SimTime::from_us(60), rtt));
+        assert!(s.on_stall() && s.on_stall(), "a stall re-checks every RTO");
+        assert!(!s.may_send());
+        s.on_credit(1);
+        assert_eq!(s.heard(), 1);
+        assert!(s.may_send());
+        assert!(!EqdsSender::new(1, false).rts_due(SimTime::ZERO, rtt), "off: never");
     }
 }

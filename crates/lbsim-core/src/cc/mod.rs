@@ -62,6 +62,16 @@ impl CongestionControl {
         }
     }
 
+    /// MP-RDMA: an ACK from a slow path frees no window; the window loses
+    /// the packet it acknowledged (`lb/mprdma.rs`, `ack_is_late`).
+    #[inline]
+    pub fn on_late_ack(&mut self, bytes: u64) {
+        match self {
+            CongestionControl::Dctcp(c) | CongestionControl::Mprdma(c) => c.on_loss(bytes),
+            CongestionControl::Eqds(_) => {}
+        }
+    }
+
     /// A packet of `bytes` was declared lost by the retransmission timer.
     #[inline]
     pub fn on_timeout(&mut self, bytes: u64) {

@@ -10,6 +10,15 @@
 //! does the same (`uec.cpp` `processEv_mprdma`: the last ACK's EV). MP-RDMA
 //! flows run MP-RDMA's own window rule by default (`cc/mprdma.rs`,
 //! `lb.mprdma.cc`).
+//!
+//! Out-of-order aware path selection (MP-RDMA's second technique, with Δ =
+//! `lb.mprdma.ooo_limit` packets): the sender remembers the highest
+//! sequence number acknowledged, snd_ooh; an ACK for a packet more than Δ
+//! below it came back over a slow path, so it clocks out nothing on that
+//! path (`ack_is_late`; the caller also takes one packet off the window, as
+//! MP-RDMA does so the ACK frees no send), and the transport sends no new
+//! packet at or beyond snd_una + Δ (`Flow::ooo_limit`). The REPS artifact
+//! has neither (`processEv_mprdma` has no snd_ooh): Δ = 0 turns both off.
 
 use super::{LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
@@ -20,14 +29,35 @@ pub struct Mprdma {
     entropy_space: u32,
     /// The EV the latest feedback granted to the next packet.
     granted: Option<u16>,
+    /// Δ in packets; 0: no out-of-order limit.
+    ooo_limit: u32,
+    /// snd_ooh: the highest sequence number acknowledged so far.
+    highest_acked: u32,
 }
 
 impl Mprdma {
-    pub fn new(entropy_space: u32) -> Self {
+    pub fn new(entropy_space: u32, ooo_limit: u32) -> Self {
         Mprdma {
             entropy_space,
             granted: None,
+            ooo_limit,
+            highest_acked: 0,
         }
+    }
+
+    /// An ACK for packet `seq` arrived (after `on_ack`). True when it lags
+    /// snd_ooh by more than Δ: its path is slow, and the ACK grants nothing.
+    #[inline]
+    pub fn ack_is_late(&mut self, seq: u32) -> bool {
+        if self.ooo_limit == 0 {
+            return false;
+        }
+        self.highest_acked = self.highest_acked.max(seq);
+        let late = seq + self.ooo_limit < self.highest_acked;
+        if late {
+            self.granted = None;
+        }
+        late
     }
 }
 
@@ -67,7 +97,7 @@ mod tests {
     fn unmarked_ack_path_is_reused_marked_ack_path_is_left() {
         let mut rng = Rng::new(2, StreamTag::Flow, 0);
         let mut st = LbStats::default();
-        let mut m = Mprdma::new(65536);
+        let mut m = Mprdma::new(65536, 0);
         let t = SimTime::ZERO;
         m.next_ev(t, &mut rng, &mut st); // first window: probe
         assert_eq!((st.explored, st.recycled), (1, 0));
@@ -91,5 +121,34 @@ mod tests {
         m.on_nack(t, 5, &mut st);
         assert_ne!(m.next_ev(t, &mut rng, &mut st), 5, "a NACK also moves off");
         assert_eq!((st.explored, st.recycled), (5, 1));
+    }
+
+    /// MP-RDMA's OOO-aware path selection: with Δ = 4, an ACK of a packet
+    /// more than 4 below the highest acknowledged one grants nothing; one
+    /// exactly 4 below still grants its path. Δ = 0 never judges.
+    #[test]
+    fn acks_more_than_delta_behind_grant_nothing() {
+        let mut rng = Rng::new(2, StreamTag::Flow, 0);
+        let mut st = LbStats::default();
+        let t = SimTime::ZERO;
+        let mut m = Mprdma::new(65536, 4);
+        m.on_ack(t, 9, false, &mut st);
+        assert!(!m.ack_is_late(10), "the first ACK sets snd_ooh = 10");
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 9);
+        m.on_ack(t, 6, false, &mut st);
+        assert!(!m.ack_is_late(6), "10 − 6 = Δ: in bounds");
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 6);
+        m.on_ack(t, 5, false, &mut st);
+        assert!(m.ack_is_late(5), "10 − 5 > Δ: a slow path");
+        assert_ne!(m.next_ev(t, &mut rng, &mut st), 5, "the slow path is not reused");
+        m.on_ack(t, 3, false, &mut st);
+        assert!(!m.ack_is_late(30), "a new highest is never late");
+        assert!(m.ack_is_late(25));
+
+        let mut off = Mprdma::new(65536, 0);
+        off.ack_is_late(1000);
+        off.on_ack(t, 7, false, &mut st);
+        assert!(!off.ack_is_late(0), "Δ = 0: no limit");
+        assert_eq!(off.next_ev(t, &mut rng, &mut st), 7);
     }
 }

@@ -14,7 +14,14 @@
 //! - REPS §4.1 tunes PLB "more aggressive ... similarly to FlowBender": the
 //!   artifact uses K = 0.25 and re-paths after 2 congested rounds, against
 //!   PLB's production defaults of K = 0.5 and 3 (idle) or 12 rounds;
-//! - a timeout re-paths at most once per RTO and restarts the round count.
+//! - a timeout re-paths at most once per RTO and restarts the round count;
+//! - after a timeout, congestion re-paths pause for a random time in
+//!   [P, 2P), P = `pause_after_timeout` (Linux `tcp_plb.c`,
+//!   `tcp_plb_update_state_upon_rto`: `tcp_plb_suspend_rto_sec`, 60 s by
+//!   default), so PLB does not steer a flow back onto a black hole; rounds
+//!   keep counting meanwhile and the first congested round after the pause
+//!   re-paths (`tcp_plb_check_rehash` returns early while paused). The
+//!   artifact has no pause (`plb_timeout` is never set): P = 0.
 
 use super::{LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
@@ -27,6 +34,8 @@ pub struct PlbConfig {
     pub congestion_threshold: f64,
     /// Consecutive congested rounds that trigger a re-path.
     pub congested_rounds: u32,
+    /// P: congestion re-paths pause for [P, 2P) after a timeout; zero: no pause.
+    pub pause_after_timeout: SimTime,
 }
 
 #[derive(Clone, Debug)]
@@ -45,6 +54,10 @@ pub struct Plb {
     repath: bool,
     /// A timeout may re-path again from this time on.
     timeout_repath_from: SimTime,
+    /// Congestion may re-path again from this time on.
+    pause_until: SimTime,
+    /// A timeout at this time began a pause whose length is drawn at the next send (which owns the RNG).
+    pause_began: Option<SimTime>,
 }
 
 impl Plb {
@@ -60,6 +73,16 @@ impl Plb {
             consecutive: 0,
             repath: false,
             timeout_repath_from: SimTime::ZERO,
+            pause_until: SimTime::ZERO,
+            pause_began: None,
+        }
+    }
+
+    /// Within the pause after a timeout; before its length is drawn, its shortest.
+    fn paused(&self, now: SimTime) -> bool {
+        match self.pause_began {
+            Some(t) => now < t + self.cfg.pause_after_timeout,
+            None => now < self.pause_until,
         }
     }
 
@@ -73,7 +96,7 @@ impl Plb {
         }
         if self.congested as f64 > self.cfg.congestion_threshold * self.feedback as f64 {
             self.consecutive += 1;
-            if self.consecutive >= self.cfg.congested_rounds {
+            if self.consecutive >= self.cfg.congested_rounds && !self.paused(now) {
                 self.repath = true;
                 self.consecutive = 0;
             }
@@ -88,6 +111,11 @@ impl Plb {
 
 impl LoadBalancer for Plb {
     fn next_ev(&mut self, _now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        if let Some(t) = self.pause_began.take() {
+            // Linux: pause = P + a uniform draw below P.
+            let p = self.cfg.pause_after_timeout;
+            self.pause_until = t + p + SimTime(rng.below(p.ps()));
+        }
         if self.repath {
             self.repath = false;
             self.ev = rng.below(self.cfg.entropy_space as u64) as u16;
@@ -110,6 +138,9 @@ impl LoadBalancer for Plb {
             self.consecutive = 0;
             self.timeout_repath_from = now + self.rto;
         }
+        if self.cfg.pause_after_timeout > SimTime::ZERO {
+            self.pause_began = Some(now);
+        }
     }
 }
 
@@ -129,11 +160,16 @@ mod tests {
 
     impl Harness {
         fn new(threshold: f64, rounds: u32) -> Self {
+            Self::with_pause(threshold, rounds, SimTime::ZERO)
+        }
+
+        fn with_pause(threshold: f64, rounds: u32, pause: SimTime) -> Self {
             let mut rng = Rng::new(3, StreamTag::Flow, 0);
             let cfg = PlbConfig {
                 entropy_space: 65536,
                 congestion_threshold: threshold,
                 congested_rounds: rounds,
+                pause_after_timeout: pause,
             };
             let plb = Plb::new(cfg, SimTime::from_us(RTT_US), SimTime::from_us(70), &mut rng);
             Harness {
@@ -213,5 +249,42 @@ mod tests {
         h.plb.on_timeout(SimTime::from_us(170), info, &mut h.stats);
         assert_ne!(h.send(), moved);
         assert_eq!(h.stats.explored, 2);
+    }
+
+    /// Linux `tcp_plb`: after a timeout, congested rounds do not re-path for
+    /// [P, 2P); they keep counting, and the first congested round after the
+    /// pause re-paths. Without a pause (the artifact) they re-path at once.
+    #[test]
+    fn congestion_repaths_pause_after_a_timeout() {
+        let pause = SimTime::from_us(100);
+        let info = TimeoutInfo {
+            looks_like_failure: false,
+        };
+        let mut h = Harness::with_pause(0.5, 2, pause);
+        h.plb.on_timeout(SimTime::ZERO, info, &mut h.stats);
+        let after_timeout = h.send();
+        assert_eq!(h.stats.explored, 1, "the timeout itself re-paths");
+        let until = h.plb.pause_until;
+        assert!(until >= pause && until < pause * 2, "drawn in [P, 2P): {until:?}");
+        h.now = SimTime(1);
+        while h.now + SimTime::from_us(RTT_US) + SimTime(1) < until {
+            h.round(4, 4);
+            assert_eq!(h.send(), after_timeout, "paused at {:?}", h.now);
+        }
+        assert!(h.plb.consecutive >= 2, "rounds keep counting while paused");
+        // The first congested round that ends after the pause re-paths.
+        while h.now <= until {
+            h.round(4, 4);
+        }
+        assert_ne!(h.send(), after_timeout);
+        assert_eq!(h.stats.explored, 2);
+
+        let mut free = Harness::new(0.5, 2);
+        free.plb.on_timeout(SimTime::ZERO, info, &mut free.stats);
+        let ev = free.send();
+        free.now = SimTime(1);
+        free.round(4, 4);
+        free.round(4, 4);
+        assert_ne!(free.send(), ev, "no pause: two congested rounds re-path");
     }
 }

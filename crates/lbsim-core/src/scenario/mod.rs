@@ -163,6 +163,13 @@ pub struct EqdsParams {
     pub unsolicited: Amount,
     /// The receiver's credit rate as a fraction of its link rate.
     pub pull_rate: f64,
+    /// A sender that lost data or credit and cannot send asks for credit with an RTS
+    /// (EQDS; htsim `sendRTS`); false: it reuses the lost packet's credit and grants itself
+    /// one after an RTO stalled.
+    pub rts: bool,
+    /// The receiver credits retransmissions (trims, RTS backlogs) before new data
+    /// (htsim `EqdsPullPacer`); false: one round-robin for both.
+    pub retransmit_priority: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -228,6 +235,9 @@ pub struct PlbParams {
     pub congestion_threshold: f64,
     /// Consecutive congested rounds before the flow moves to a new random EV.
     pub congested_rounds: u32,
+    /// After a timeout, congestion re-paths pause for a random time in [this, twice this);
+    /// "0us": no pause (Linux `tcp_plb_suspend_rto_sec`).
+    pub pause_after_timeout: Time,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -242,6 +252,9 @@ pub struct FlowletParams {
 pub struct MprdmaParams {
     /// The window rule MPRDMA flows run (other flows run `cc.kind`).
     pub cc: CcKind,
+    /// Δ: the out-of-order degree MP-RDMA allows, in packets (slow-path ACKs
+    /// and the send bound snd_una + Δ); 0 = no limit, as in the REPS artifact.
+    pub ooo_limit: u32,
 }
 
 /// BitMap: per-EV penalties (REPS §4.1, STrack-like). Penalties are at most 255.
