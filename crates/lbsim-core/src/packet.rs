@@ -20,7 +20,7 @@ pub enum PacketKind {
     Credit,
     /// EQDS request-to-send: a sender that cannot send asks for credit.
     /// `seq` is the highest cumulative credit count it heard, `span` the
-    /// packets it has queued for retransmission.
+    /// credits it needs beyond that.
     Rts,
 }
 

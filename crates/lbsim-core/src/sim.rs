@@ -717,15 +717,15 @@ impl Simulation {
     fn receiver_rts(&mut self, host: u32, rts: Packet) {
         let Some(c) = &mut self.credits else { return };
         let npkts = self.flows[rts.flow as usize].npkts;
-        let backlog = rts.span as u32;
-        if let Some(at) = c.on_rts(host, rts.flow, npkts, rts.seq, backlog, rts.ev, self.now) {
+        let need = rts.span as u32;
+        if let Some(at) = c.on_rts(host, rts.flow, npkts, rts.seq, need, rts.ev, self.now) {
             self.events.push(at, Event::CreditPace { host });
         }
     }
 
     /// EQDS: send flow `flow`'s request-to-send, on an EV of its balancer
     /// (htsim `sendRTS` calls `nextEntropy`).
-    fn send_rts(&mut self, flow: u32, heard: u32) {
+    fn send_rts(&mut self, flow: u32, heard: u32, need: u32) {
         let now = self.now;
         let f = &mut self.flows[flow as usize];
         let ev = f.lb.next_ev(now, &mut f.rng, &mut f.lb_stats);
@@ -740,7 +740,7 @@ impl Simulation {
             ecn: false,
             trimmed: false,
             adaptive: matches!(f.lb, Lb::Adaptive(_)),
-            span: f.retransmit_backlog().min(u16::MAX as u32) as u16,
+            span: need.min(u16::MAX as u32) as u16,
             sent_at: now,
         };
         self.counters.rts_sent += 1;
@@ -831,9 +831,10 @@ impl Simulation {
         let stuck = f.has_work() && !f.can_send();
         let stalled = next.is_none() && f.inflight == 0 && stuck;
         // EQDS: lost data or credit and no credit to go on: ask (htsim `rtxTimerExpired`).
+        let pending = f.pending_sends();
         let rts = match &mut f.cc {
             CongestionControl::Eqds(e) if stuck && (stalled || !self.lost_scratch.is_empty()) => {
-                e.rts_due(now, f.base_rtt).then_some(e.heard())
+                e.rts_due(now, f.base_rtt).then(|| e.rts_request(pending))
             }
             _ => None,
         };
@@ -842,8 +843,8 @@ impl Simulation {
             f.timer_pending = true;
             self.events.push(at, Event::FlowTimer { flow });
         }
-        if let Some(heard) = rts {
-            self.send_rts(flow, heard);
+        if let Some((heard, need)) = rts {
+            self.send_rts(flow, heard, need);
         }
         self.make_ready(flow);
     }

@@ -216,9 +216,9 @@ impl Flow {
         !self.rtx.is_empty() || self.next_new < self.npkts
     }
 
-    /// Packets queued for retransmission (an EQDS RTS reports them).
-    pub fn retransmit_backlog(&self) -> u32 {
-        self.rtx.len() as u32
+    /// Sends still to make: retransmissions queued plus new packets (an EQDS RTS asks credit for them).
+    pub fn pending_sends(&self) -> u32 {
+        self.rtx.len() as u32 + (self.npkts - self.next_new)
     }
 
     /// Take the next packet to send (retransmissions first): (seq, wire size, is retransmission).

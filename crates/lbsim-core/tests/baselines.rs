@@ -64,7 +64,8 @@ fn per_packet_schemes_beat_ecmp_on_a_permutation() {
 /// `lb.entropy_space` would spread its packets and differ.
 #[test]
 fn one_entropy_value_makes_every_scheme_ecmp() {
-    let extra = "entropy_space = 1\n[lb.mprdma]\ncc = \"dctcp\"\n";
+    // MPRDMA's own window rule and send bound would change timing, not paths.
+    let extra = "entropy_space = 1\n[lb.mprdma]\ncc = \"dctcp\"\nooo_limit = 0\n";
     let ecmp = run_ok(&permutation("ecmp", "1MiB", extra), None);
     let fcts = |out: &lbsim_core::RunOutput| out.flows.iter().map(|f| f.fct_us).collect::<Vec<_>>();
     for kind in ["ops", "reps"].into_iter().chain(NEW_KINDS) {
@@ -132,6 +133,46 @@ fn mprdma_flows_run_mprdmas_window_rule_by_default() {
     );
 }
 
+/// MP-RDMA's send bound: no new packet at or beyond snd_una + Δ. A lone
+/// flow on an idle path then has at most Δ packets out per round trip: it
+/// takes npkts / Δ base RTTs (within two), where without the bound it runs
+/// at line rate.
+#[test]
+fn mprdma_ooo_limit_bounds_a_lone_flow_to_delta_packets_per_rtt() {
+    let dir = std::env::temp_dir().join(format!("lbsim-ooo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let size = 1u64 << 20;
+    std::fs::write(
+        dir.join("one.csv"),
+        format!("src,dst,size_bytes,start_us\n0,31,{size},0\n"),
+    )
+    .unwrap();
+    let run = |delta: u32| {
+        let s = scenario(&format!(
+            "{SMALL}[lb]\nkind = \"mprdma\"\n[lb.mprdma]\nooo_limit = {delta}\n\
+             [workload]\nkind = \"flows\"\nfile = \"one.csv\"\n"
+        ));
+        run_ok(&s, Some(&dir))
+    };
+    let delta = 8u32;
+    let bounded = run(delta);
+    let rtt = bounded.summary.base_rtt_us;
+    let npkts = size.div_ceil(4096 - 64) as f64;
+    let rounds = bounded.flows[0].fct_us / rtt;
+    let want = npkts / delta as f64;
+    assert!(
+        rounds >= want - 1.0 && rounds <= want + 2.0,
+        "{rounds:.2} RTTs, Δ-bound predicts {want:.2}"
+    );
+    let free = run(0);
+    assert!(
+        free.flows[0].fct_us < 0.3 * bounded.flows[0].fct_us,
+        "no bound: {} us vs {} us",
+        free.flows[0].fct_us,
+        bounded.flows[0].fct_us
+    );
+}
+
 #[test]
 fn every_bad_key_in_the_new_tables_is_named() {
     let bad: &[(&str, &str)] = &[
@@ -146,6 +187,10 @@ fn every_bad_key_in_the_new_tables_is_named() {
         ("lb.flowlet.gap", "\"5us\""),
         ("lb.mprdma.cc", "\"cubic\""),
         ("lb.mprdma.window", "1"),
+        ("lb.mprdma.ooo_limit", "-1"),
+        ("lb.mprdma.ooo_limit", "\"32pkt\""),
+        ("lb.plb.pause_after_timeout", "\"60\""),
+        ("lb.plb.pause_after_timeout", "5"),
         ("lb.bitmap.entropy_space", "0"),
         ("lb.bitmap.entropy_space", "65537"),
         ("lb.bitmap.max_penalty", "0"),

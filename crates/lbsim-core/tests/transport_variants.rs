@@ -163,6 +163,44 @@ fn eqds_credits_are_paced_at_the_link_rate() {
     );
 }
 
+/// Data lost outright (every 10th packet the sender puts on its uplink, no
+/// trim, so no NACK): the timer finds it and, with no credit left, the
+/// sender asks with an RTS. Every credited send is then paid by a credit of
+/// the receiver: data sent ≤ unsolicited + credits sent. Without RTS (the
+/// old stand-in) each timed-out packet reuses its credit, so the sender
+/// sends more than the receiver ever credited.
+#[test]
+fn eqds_recovers_outright_losses_with_rts_and_only_receiver_credit() {
+    let size = 4 << 20;
+    let dir = lone_flow("eqds-rts", size);
+    let run = |rts: bool| {
+        let s = with(&format!(
+            "[cc]\nkind = \"eqds\"\n[cc.eqds]\nrts = {rts}\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n\
+             [[failures]]\nlink = \"h0->t0_0\"\nkind = \"drop_nth\"\nnth = 10\n"
+        ));
+        run_ok(&s, Some(&dir))
+    };
+    for rts in [true, false] {
+        let out = run(rts);
+        assert_eq!(out.summary.unfinished_flows, 0, "rts = {rts}");
+        assert!(out.summary.timeouts > 50, "losses are found by the timer");
+        let c = &out.counters;
+        let unsolicited = out.summary.bdp_bytes.div_ceil(4150);
+        if rts {
+            assert!(c.rts_sent > 0);
+            assert!(
+                c.data_sent <= unsolicited + c.credits_sent,
+                "{} data packets, {unsolicited} unsolicited + {} credits",
+                c.data_sent,
+                c.credits_sent
+            );
+        } else {
+            assert_eq!(c.rts_sent, 0);
+            assert!(c.data_sent > unsolicited + c.credits_sent, "self-made credit");
+        }
+    }
+}
+
 // ---- ACK coalescing -----------------------------------------------------
 
 /// REPS §4.5.1: one ACK per n data packets, the last packet at once. A lone
@@ -261,6 +299,11 @@ fn bad_keys_are_named() {
         ("[cc.eqds]\npull_rate = 0.0\n", "cc.eqds.pull_rate"),
         ("[cc.eqds]\npulll_rate = 1.0\n", "cc.eqds.pulll_rate"),
         ("[cc.eqds]\nunsolicited = \"0B\"\n", "cc.eqds.unsolicited"),
+        ("[cc.eqds]\nrts = 1\n", "cc.eqds.rts"),
+        (
+            "[cc.eqds]\nretransmit_priority = \"yes\"\n",
+            "cc.eqds.retransmit_priority",
+        ),
         ("[lb]\nkind = \"adaptiv\"\n", "lb.kind"),
     ];
     for (toml, key) in cases {

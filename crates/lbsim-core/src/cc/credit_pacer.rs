@@ -6,9 +6,9 @@
 //!
 //! What a flow wants: its packets beyond the unsolicited first BDP (every
 //! data packet's header carries this pull target, as EQDS's do), plus one
-//! per trimmed header, for its retransmission (NACK plus credit), plus the
-//! retransmission backlog an RTS reports. A flow whose message is complete
-//! wants nothing more.
+//! per trimmed header, for its retransmission (NACK plus credit), and, when
+//! an RTS says the sender needs more (retransmissions after timeouts), up to
+//! that. A flow whose message is complete wants nothing more.
 //!
 //! Retransmissions first (`cc.eqds.retransmit_priority`): credits owed for
 //! trimmed headers and RTS backlogs are served, round-robin among such
@@ -27,7 +27,7 @@ struct PullState {
     granted: u32,
     heard: bool,
     queued: bool,
-    /// Credits owed for retransmissions, served before new data.
+    /// Credits owed for retransmissions (trims, RTS): served first, and even once the message is whole.
     rtx_owed: u32,
     in_rtx_queue: bool,
     /// The EV of its latest data packet, echoed by credits as ACKs do (REPS §3.1).
@@ -113,9 +113,10 @@ impl CreditPacers {
         self.wake(host, flow, now)
     }
 
-    /// An RTS of `flow`: it heard credits up to `heard` and has `backlog`
-    /// packets to retransmit (htsim `EqdsSink::processRts`). Credits it never
-    /// heard are issued again; cumulative counts make repeats harmless.
+    /// An RTS of `flow`: it heard credits up to `heard` and needs `need`
+    /// more. Credits it never heard are issued again (cumulative counts make
+    /// repeats harmless); what its need adds to the flow's count is
+    /// retransmissions, owed first (htsim `EqdsSink::processRts`).
     #[allow(clippy::too_many_arguments)]
     pub fn on_rts(
         &mut self,
@@ -123,14 +124,15 @@ impl CreditPacers {
         flow: u32,
         npkts: u32,
         heard: u32,
-        backlog: u32,
+        need: u32,
         ev: u16,
         now: SimTime,
     ) -> Option<SimTime> {
         self.hear(flow, npkts, ev);
         let f = &mut self.flows[flow as usize];
         f.granted = f.granted.min(heard);
-        self.owe_retransmissions(host, flow, backlog);
+        let extra = (heard + need).saturating_sub(f.wanted);
+        self.owe_retransmissions(host, flow, extra);
         self.wake(host, flow, now)
     }
 
@@ -146,10 +148,10 @@ impl CreditPacers {
     fn owe_retransmissions(&mut self, host: u32, flow: u32, n: u32) {
         let f = &mut self.flows[flow as usize];
         f.wanted += n;
+        f.rtx_owed += n;
         if !self.retransmit_priority || n == 0 {
             return;
         }
-        f.rtx_owed += n;
         if !f.in_rtx_queue {
             f.in_rtx_queue = true;
             self.hosts[host as usize].retransmit.push_back(flow);
@@ -183,10 +185,11 @@ impl CreditPacers {
     ) -> (Option<Credit>, Option<SimTime>) {
         let h = &mut self.hosts[host as usize];
         let mut credit = None;
-        // Retransmissions first.
+        // Retransmissions first, even for a complete message: its sender
+        // retransmits only what it has no ACK for.
         while let Some(flow) = h.retransmit.pop_front() {
             let f = &mut self.flows[flow as usize];
-            if complete(flow) || f.granted >= f.wanted {
+            if f.rtx_owed == 0 || f.granted >= f.wanted {
                 f.in_rtx_queue = false;
                 f.rtx_owed = 0;
                 continue;
@@ -208,9 +211,13 @@ impl CreditPacers {
         while credit.is_none() {
             let Some(flow) = h.waiting.pop_front() else { break };
             let f = &mut self.flows[flow as usize];
-            if complete(flow) || f.granted >= f.wanted {
+            let whole = complete(flow);
+            if (whole && f.rtx_owed == 0) || f.granted >= f.wanted {
                 f.queued = false;
                 continue;
+            }
+            if whole {
+                f.rtx_owed -= 1;
             }
             f.granted += 1;
             credit = Some(Credit {
@@ -334,8 +341,8 @@ mod tests {
         );
     }
 
-    /// An RTS credits its backlog first and re-issues credits its sender
-    /// never heard (cumulative counts, so repeats cost nothing).
+    /// An RTS re-issues credits its sender never heard (cumulative counts,
+    /// so repeats cost nothing) and owes, first, what it needs beyond them.
     #[test]
     fn an_rts_reissues_unheard_credits_and_owes_its_backlog() {
         let ports = vec![link()];
@@ -344,9 +351,10 @@ mod tests {
         let wake = p.on_arrival(0, 0, 3, false, 7, t0);
         let first: Vec<u32> = drain(&mut p, wake, &ports).iter().map(|(_, c)| c.count).collect();
         assert_eq!(first, [1, 2, 3], "all three pulled");
-        // The sender heard only count 1 and lost two packets outright.
+        // The sender heard only count 1, and lost two packets outright: it
+        // needs 2 (unheard) + 2 (retransmissions) beyond count 1.
         let t1 = SimTime::from_us(50);
-        let wake = p.on_rts(0, 0, 3, 1, 2, 5, t1);
+        let wake = p.on_rts(0, 0, 3, 1, 4, 5, t1);
         assert_eq!(wake, Some(t1));
         let again: Vec<(u32, u16)> = drain(&mut p, wake, &ports)
             .iter()

@@ -13,10 +13,13 @@
 //! retransmission timer. With `cc.eqds.rts` (EQDS; htsim `eqds.cpp`
 //! `EqdsSrc::rtxTimerExpired`), a sender that then cannot send asks for
 //! credit with a request-to-send (`PacketKind::Rts`), at most one per RTT
-//! (htsim `sendRTS`); it carries its retransmission backlog, which the
-//! receiver credits first, and the highest credit count it heard, so credits
-//! lost on the way are issued again. A sender with work, nothing in flight
-//! and no credit sends one again every RTO until credit comes.
+//! (htsim `sendRTS`). It carries the highest credit count the sender heard,
+//! so credits lost on the way are issued again, and the sends it still
+//! needs credit for, its pull target as htsim's carries (`computePullTarget`):
+//! what that adds to the receiver's count is retransmissions, credited first
+//! (htsim `EqdsSink::processRts` adds the RTS's `retx_backlog`). A sender
+//! with work, nothing in flight and no credit sends one again every RTO
+//! until credit comes.
 //!
 //! Without RTS (the stand-in lbsim had before): a packet lost to a timeout
 //! reuses the credit it spent, and a sender that waits one RTO with nothing
@@ -55,9 +58,10 @@ impl EqdsSender {
         }
     }
 
-    /// The highest cumulative credit count heard, for an RTS.
-    pub fn heard(&self) -> u32 {
-        self.granted
+    /// An RTS's content with `pending` sends still to make: the highest
+    /// cumulative credit count heard, and the credits needed beyond it.
+    pub fn rts_request(&self, pending: u32) -> (u32, u32) {
+        (self.granted, pending.saturating_sub(self.unsolicited + self.credits()))
     }
 
     /// Whether to send an RTS now: in RTS mode, at most one per `rtt`
@@ -183,8 +187,9 @@ mod tests {
         assert!(s.rts_due(SimTime::from_us(60), rtt));
         assert!(s.on_stall() && s.on_stall(), "a stall re-checks every RTO");
         assert!(!s.may_send());
+        assert_eq!(s.rts_request(3), (0, 3), "heard nothing, needs credit for all 3");
         s.on_credit(1);
-        assert_eq!(s.heard(), 1);
+        assert_eq!(s.rts_request(3), (1, 2), "holds one credit: needs 2 more");
         assert!(s.may_send());
         assert!(!EqdsSender::new(1, false).rts_due(SimTime::ZERO, rtt), "off: never");
     }
