@@ -275,7 +275,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
             f.step = traffic.step[m];
             if kind == LbKind::Mprdma && s.lb.mprdma.ooo_limit > 0 {
                 // MP-RDMA: no new packet at or beyond snd_una + Δ.
-                f.ooo_limit = s.lb.mprdma.ooo_limit;
+                f.set_ooo_limit(s.lb.mprdma.ooo_limit);
             }
             flows.push(f);
         }

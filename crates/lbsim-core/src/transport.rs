@@ -48,7 +48,9 @@ pub struct Flow {
     /// snd_una: every packet below it is acknowledged (advanced lazily, only under an `ooo_limit`).
     una: u32,
     /// New packets go out only below `una` + this (MP-RDMA's Δ); u32::MAX: no limit.
-    pub ooo_limit: u32,
+    ooo_limit: u32,
+    /// `una` + `ooo_limit` as last computed: new packets below it may go.
+    send_limit: u32,
     rtx: VecDeque<u32>,
     send_log: VecDeque<(SimTime, u32)>,
     pub inflight: u64,
@@ -130,6 +132,7 @@ impl Flow {
             next_new: 0,
             una: 0,
             ooo_limit: u32::MAX,
+            send_limit: u32::MAX,
             rtx: VecDeque::new(),
             send_log: VecDeque::new(),
             inflight: 0,
@@ -197,13 +200,23 @@ impl Flow {
     /// snd_una was no higher); a new packet must be.
     #[inline]
     fn within_ooo_limit(&mut self) -> bool {
-        if !self.rtx.is_empty() || self.next_new < self.una.saturating_add(self.ooo_limit) {
-            return true;
-        }
+        self.next_new < self.send_limit || !self.rtx.is_empty() || self.raise_send_limit()
+    }
+
+    /// Advance snd_una past acknowledged packets and recompute the bound.
+    #[cold]
+    fn raise_send_limit(&mut self) -> bool {
         while self.una < self.next_new && self.state[self.una as usize] == PktState::Acked {
             self.una += 1;
         }
-        self.next_new < self.una.saturating_add(self.ooo_limit)
+        self.send_limit = self.una.saturating_add(self.ooo_limit);
+        self.next_new < self.send_limit
+    }
+
+    /// MP-RDMA's Δ: no new packet at or beyond snd_una + Δ.
+    pub fn set_ooo_limit(&mut self, delta: u32) {
+        self.ooo_limit = delta;
+        self.send_limit = self.una.saturating_add(delta);
     }
 
     /// Started, not done, and a packet waits to be sent (new or retransmission).
