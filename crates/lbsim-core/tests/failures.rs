@@ -282,10 +282,19 @@ fn fig04_slow_uplinks_reps_beats_ops_and_obliviousness_bound() {
                 run_ok(&s, None).summary.max_fct_us
             };
             let (ops, reps) = (fct("ops"), fct("reps"));
-            assert!(reps < 0.85 * ops, "{pattern} seed {seed}: REPS {reps} us vs OPS {ops} us");
+            assert!(
+                reps < 0.85 * ops,
+                "{pattern} seed {seed}: REPS {reps} us vs OPS {ops} us"
+            );
             if pattern == "tornado" {
-                assert!(ops > slow_link_bound_us, "OPS {ops} us beat the bound {slow_link_bound_us} us");
-                assert!(reps < slow_link_bound_us, "REPS {reps} us, bound {slow_link_bound_us} us");
+                assert!(
+                    ops > slow_link_bound_us,
+                    "OPS {ops} us beat the bound {slow_link_bound_us} us"
+                );
+                assert!(
+                    reps < slow_link_bound_us,
+                    "REPS {reps} us, bound {slow_link_bound_us} us"
+                );
             }
         }
     }
