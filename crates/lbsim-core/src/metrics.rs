@@ -170,11 +170,7 @@ pub fn fct_stats(flows: &[MessageRecord]) -> FctStats {
         } else {
             f64::NAN
         },
-        mean: if f.is_empty() {
-            f64::NAN
-        } else {
-            f.iter().sum::<f64>() / f.len() as f64
-        },
+        mean: mean(&f),
         p50: percentile(&f, 50.0),
         p99: percentile(&f, 99.0),
     }
@@ -184,12 +180,15 @@ pub fn fct_stats(flows: &[MessageRecord]) -> FctStats {
 pub fn slowdown_stats(flows: &[MessageRecord]) -> (usize, f64, f64) {
     let mut s: Vec<f64> = flows.iter().filter(|r| r.measured).map(|r| r.slowdown).collect();
     s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let mean = if s.is_empty() {
-        f64::NAN
-    } else {
-        s.iter().sum::<f64>() / s.len() as f64
-    };
-    (s.len(), mean, percentile(&s, 99.0))
+    (s.len(), mean(&s), percentile(&s, 99.0))
+}
+
+/// The mean, NaN for no values.
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// Per collective step: when its first message started and its last one

@@ -607,17 +607,21 @@ impl Simulation {
             self.counters.acks_sent += 1;
             PacketKind::Ack
         };
-        self.counters.packets_sent += 1;
-        let reply = Packet {
+        self.send_control(Packet {
             kind,
             size: self.params.ack_bytes,
             src: host,
             dst: pkt.src,
             trimmed: false,
             ..pkt
-        };
-        let id = self.pool.alloc(reply);
-        let nic = self.net.hosts[host as usize].nic;
+        });
+    }
+
+    /// Put a control packet (ACK, credit, RTS) on its source host's NIC.
+    fn send_control(&mut self, pkt: Packet) {
+        self.counters.packets_sent += 1;
+        let nic = self.net.hosts[pkt.src as usize].nic;
+        let id = self.pool.alloc(pkt);
         self.enqueue(nic, id);
     }
 
@@ -657,10 +661,7 @@ impl Simulation {
             sent_at: t.sent_at,
         };
         self.counters.acks_sent += 1;
-        self.counters.packets_sent += 1;
-        let id = self.pool.alloc(ack);
-        let nic = self.net.hosts[host as usize].nic;
-        self.enqueue(nic, id);
+        self.send_control(ack);
     }
 
     /// A partial batch may have waited `ack_delay`: acknowledge it, or wait for its due time.
@@ -707,10 +708,7 @@ impl Simulation {
             sent_at: self.now,
         };
         self.counters.credits_sent += 1;
-        self.counters.packets_sent += 1;
-        let id = self.pool.alloc(pkt);
-        let nic = self.net.hosts[host as usize].nic;
-        self.enqueue(nic, id);
+        self.send_control(pkt);
     }
 
     /// EQDS: a sender asks for credit (htsim `EqdsSink::processRts`).
@@ -744,10 +742,7 @@ impl Simulation {
             sent_at: now,
         };
         self.counters.rts_sent += 1;
-        self.counters.packets_sent += 1;
-        let id = self.pool.alloc(pkt);
-        let nic = self.net.hosts[pkt.src as usize].nic;
-        self.enqueue(nic, id);
+        self.send_control(pkt);
     }
 
     fn sender_ack(&mut self, ack: Packet) {
