@@ -22,6 +22,8 @@ pub struct Counters {
     /// EQDS requests-to-send.
     pub rts_sent: u64,
     pub delivered: u64,
+    /// Payload bytes that reached their receivers, each data packet counted once.
+    pub payload_delivered: u64,
     pub drops_congestion: u64,
     pub drops_failure: u64,
     pub trims: u64,

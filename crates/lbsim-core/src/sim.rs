@@ -63,6 +63,9 @@ pub struct Progress {
     pub events: u64,
     pub flows_done: usize,
     pub flows: usize,
+    /// Payload bytes that reached their receivers (each packet once), and the workload's total.
+    pub delivered_bytes: u64,
+    pub total_bytes: u64,
 }
 
 /// Why a run stopped.
@@ -224,6 +227,8 @@ impl Simulation {
             events: self.counters.events,
             flows_done: self.flows_done,
             flows: self.flows.len(),
+            delivered_bytes: self.counters.payload_delivered,
+            total_bytes: self.flows.iter().map(|f| f.spec.size).sum(),
         }
     }
 
@@ -582,7 +587,11 @@ impl Simulation {
             self.counters.nacks_sent += 1;
             PacketKind::Nack
         } else {
-            if f.receive(pkt.seq, self.now) {
+            let (new, complete) = f.receive(pkt.seq, self.now);
+            if new {
+                self.counters.payload_delivered += f.payload_of(pkt.seq);
+            }
+            if complete {
                 self.flows_done += 1;
                 self.release_dependents(pkt.flow);
             }

@@ -365,10 +365,16 @@ impl Flow {
         self.ack_log.release();
     }
 
-    /// A data packet arrived at the receiver. Returns true if it completed the message.
-    pub fn receive(&mut self, seq: u32, now: SimTime) -> bool {
+    /// Payload bytes packet `seq` carries.
+    #[inline]
+    pub fn payload_of(&self, seq: u32) -> u64 {
+        (self.wire_size(seq) - self.header) as u64
+    }
+
+    /// A data packet arrived at the receiver: (it was new, it completed the message).
+    pub fn receive(&mut self, seq: u32, now: SimTime) -> (bool, bool) {
         if self.rx_finish.is_some() {
-            return false;
+            return (false, false);
         }
         let (w, b) = ((seq / 64) as usize, seq % 64);
         if self.rx_got[w] & (1 << b) == 0 {
@@ -377,9 +383,10 @@ impl Flow {
             if self.rx_count == self.npkts {
                 self.rx_finish = Some(now);
                 self.rx_got = Vec::new();
-                return true;
+                return (true, true);
             }
+            return (true, false);
         }
-        false
+        (false, false)
     }
 }
