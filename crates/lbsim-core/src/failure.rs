@@ -51,9 +51,7 @@ fn err<T>(key: String, msg: impl Into<String>) -> Result<T, ScenarioError> {
 fn link_ports(net: &Network, port: PortId, direction: Direction) -> Vec<PortId> {
     let mut v = vec![port];
     if direction == Direction::Both {
-        let p = &net.ports[port as usize];
-        let reverse = format!("{}->{}", net.node_name(p.to), net.node_name(p.from));
-        v.push(net.port_by_name(&reverse).expect("every cable has two directions"));
+        v.push(net.ports[port as usize].reverse);
     }
     v
 }

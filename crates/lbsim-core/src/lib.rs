@@ -7,9 +7,9 @@
 //! println!("max FCT {} us", out.summary.max_fct_us);
 //! ```
 
-pub mod ack_coalescing;
 pub mod build;
 pub mod cc;
+pub mod engine;
 pub mod event;
 pub mod failure;
 pub mod lb;
@@ -20,7 +20,6 @@ pub mod observe;
 pub mod packet;
 pub mod rng;
 pub mod scenario;
-pub mod sim;
 pub mod table;
 pub mod theory;
 pub mod time;
@@ -28,9 +27,9 @@ pub mod topo;
 pub mod transport;
 pub mod workload;
 
+pub use engine::{Progress, Simulation, StopReason};
 pub use metrics::{Counters, FlowRecord, MessageRecord, Summary};
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{Progress, Simulation, StopReason};
 
 use std::path::Path;
 

@@ -35,6 +35,21 @@ pub struct Counters {
     pub route_updates: u64,
 }
 
+impl Counters {
+    /// Count a control packet a host sends, by kind.
+    #[inline]
+    pub fn count_control(&mut self, kind: crate::packet::PacketKind) {
+        use crate::packet::PacketKind::*;
+        match kind {
+            Ack | AckBatch => self.acks_sent += 1,
+            Nack => self.nacks_sent += 1,
+            Credit => self.credits_sent += 1,
+            Rts => self.rts_sent += 1,
+            Data => {}
+        }
+    }
+}
+
 /// One transport flow, as the results table has it. Times in microseconds.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowRecord {

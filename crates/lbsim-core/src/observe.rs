@@ -6,7 +6,7 @@
 //! a push per ACK, only when asked for.
 
 use crate::metrics::Counters;
-use crate::net::{Network, PortId};
+use crate::net::{Network, PortId, QueueDiscipline};
 use crate::table::{Column, Table};
 use crate::time::SimTime;
 
@@ -84,10 +84,9 @@ impl Observer {
             self.p_bytes.push(bytes);
             self.p_gbps.push(bytes as f64 * 8.0 / span.ps() as f64 * 1e3);
             self.p_rate_gbps.push(port.rate.bps() as f64 / 1e9);
-            self.p_queue.push(port.data_bytes);
-            self.p_queue_max.push(port.window_max_queue.max(port.data_bytes));
+            self.p_queue.push(port.queue.backlog_bytes());
+            self.p_queue_max.push(port.queue.take_window_max());
             self.p_up.push(port.up);
-            port.window_max_queue = port.data_bytes;
         }
         if self.drops {
             let now_drops = [c.drops_congestion, c.drops_failure, c.trims];

@@ -1,5 +1,6 @@
 //! Packets and the pool they live in. Packets move through the network by
-//! id; freed slots are reused, so steady state allocates nothing.
+//! id; freed slots are reused, so steady state allocates nothing. Packets
+//! are made by the constructors here, never by struct literals elsewhere.
 
 use crate::time::SimTime;
 
@@ -24,6 +25,11 @@ pub enum PacketKind {
     Rts,
 }
 
+/// Priority class of control packets (ACK, NACK, credits, RTS, trimmed headers).
+pub const CLASS_CONTROL: u8 = 0;
+/// Priority class of data packets.
+pub const CLASS_DATA: u8 = 1;
+
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     pub kind: PacketKind,
@@ -40,19 +46,71 @@ pub struct Packet {
     pub ecn: bool,
     /// Payload cut by a full queue (packet trimming).
     pub trimmed: bool,
-    /// Switches send it up the shortest uplink queue instead of hashing its EV (adaptive routing).
-    pub adaptive: bool,
-    /// `AckBatch`: how many logged seqs it acknowledges.
+    /// Which switch policy chooses its way up: 0 hashes the EV (ECMP), k > 0
+    /// is the k-th switch policy of the run (`net::policy`).
+    pub route: u8,
+    /// `AckBatch`: how many logged seqs it acknowledges; `Rts`: credits needed.
     pub span: u16,
     /// When the data packet (this copy) left the sender; echoed by the ACK for RTT samples.
     pub sent_at: SimTime,
 }
 
 impl Packet {
-    /// Control packets (ACK, NACK, credits, RTS, trimmed headers) travel in the priority class.
+    /// A packet of `kind` from `src` to `dst` with every optional field zero.
+    pub fn new(kind: PacketKind, flow: u32, src: u32, dst: u32, size: u32, now: SimTime) -> Packet {
+        Packet {
+            kind,
+            flow,
+            seq: 0,
+            src,
+            dst,
+            size,
+            ev: 0,
+            ecn: false,
+            trimmed: false,
+            route: 0,
+            span: 0,
+            sent_at: now,
+        }
+    }
+
+    /// Data packet `seq` of `flow`, sent now on entropy `ev`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn data(flow: u32, seq: u32, src: u32, dst: u32, size: u32, ev: u16, route: u8, now: SimTime) -> Packet {
+        Packet {
+            seq,
+            ev,
+            route,
+            ..Packet::new(PacketKind::Data, flow, src, dst, size, now)
+        }
+    }
+
+    /// The receiver's answer to a data packet (ACK or NACK): back to its
+    /// sender, echoing its seq, EV, ECN mark, route and send time (REPS §3.1).
+    pub fn reply(data: &Packet, kind: PacketKind, size: u32) -> Packet {
+        Packet {
+            kind,
+            size,
+            src: data.dst,
+            dst: data.src,
+            trimmed: false,
+            ..*data
+        }
+    }
+
+    /// Control packets travel in the priority class: everything but untrimmed data.
+    #[inline]
+    pub fn class(&self) -> u8 {
+        if self.kind != PacketKind::Data || self.trimmed {
+            CLASS_CONTROL
+        } else {
+            CLASS_DATA
+        }
+    }
+
     #[inline]
     pub fn is_priority(&self) -> bool {
-        self.kind != PacketKind::Data || self.trimmed
+        self.class() == CLASS_CONTROL
     }
 }
 
@@ -92,8 +150,28 @@ impl PacketPool {
         &mut self.slots[id as usize]
     }
 
-    /// Packets currently allocated (in queues, on links).
+    /// Packets currently allocated (in queues, on links, held by switches).
     pub fn live(&self) -> usize {
         self.live
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_swaps_ends_and_echoes_the_data() {
+        let mut d = Packet::data(7, 42, 3, 9, 4096, 1234, 2, SimTime::from_us(5));
+        d.ecn = true;
+        d.trimmed = true;
+        let n = Packet::reply(&d, PacketKind::Nack, 64);
+        assert_eq!((n.src, n.dst, n.seq, n.ev, n.route, n.size), (9, 3, 42, 1234, 2, 64));
+        assert!(n.ecn && !n.trimmed);
+        assert_eq!(n.sent_at, SimTime::from_us(5));
+        assert_eq!(d.class(), CLASS_CONTROL, "a trimmed header travels as control");
+        d.trimmed = false;
+        assert_eq!(d.class(), CLASS_DATA);
+        assert_eq!(n.class(), CLASS_CONTROL);
     }
 }

@@ -8,7 +8,8 @@
 //! Names: hosts `h{i}`, ToRs `t0_{i}`, tier-1 `t1_{j}`, tier-2 `t2_{k}`; a
 //! directed link is named `{from}->{to}` (for example `t0_3->t1_5`).
 
-use crate::net::{Host, Network, Node, Port, QueueParams, Shape, Switch, SwitchRole, UplinkPolicy};
+use crate::net::queue::{Queue, QueueParams, TwoClassQueue};
+use crate::net::{Host, Network, Node, Policies, Port, PortId, Shape, Switch, SwitchRole};
 use crate::rng::{Rng, StreamTag};
 use crate::time::{Rate, SimTime};
 use std::collections::VecDeque;
@@ -26,7 +27,6 @@ pub struct TopoParams {
     pub fabric_rate: Rate,
     pub link_latency: SimTime,
     pub switch_latency: SimTime,
-    pub queue: QueueParams,
     pub seed: u64,
 }
 
@@ -48,8 +48,6 @@ impl Builder {
             up: Vec::new(),
             groups_by_dst: None,
             salt,
-            policy: UplinkPolicy::Ecmp,
-            rng: Rng::new(self.p.seed, StreamTag::SwitchTieBreak, id as u64),
         });
         id
     }
@@ -61,7 +59,8 @@ impl Builder {
         }
     }
 
-    /// One directed link; its latency includes the traversal of the switch it enters.
+    /// One directed link; its latency includes the traversal of the switch
+    /// it enters. Its queue is unlimited until `build` sizes it.
     fn port(&mut self, from: Node, to: Node, rate: Rate) -> u32 {
         let id = self.ports.len() as u32;
         let latency = self.p.link_latency
@@ -71,18 +70,28 @@ impl Builder {
                 SimTime::ZERO
             };
         let name = format!("{}->{}", self.name(from), self.name(to));
-        let rng = Rng::new(self.p.seed, StreamTag::Port, id as u64);
+        let queue = Queue::TwoClass(TwoClassQueue::new(
+            QueueParams::UNLIMITED,
+            port_queue_rng(self.p.seed, id),
+        ));
         let fault_rng = Rng::new(self.p.seed, StreamTag::PortFault, id as u64);
         self.ports
-            .push(Port::new(name, from, to, rate, latency, self.p.queue, rng, fault_rng));
+            .push(Port::new(name, from, to, rate, latency, queue, fault_rng));
         id
     }
 
-    /// A cable between a lower switch and an upper one: two directed ports.
-    fn cable(&mut self, lower: u32, upper: u32) {
-        let rate = self.p.fabric_rate;
-        let up = self.port(Node::Switch(lower), Node::Switch(upper), rate);
-        let down = self.port(Node::Switch(upper), Node::Switch(lower), rate);
+    /// A cable: both directions, each knowing the other. Returns (a->b, b->a).
+    fn cable(&mut self, a: Node, b: Node, rate: Rate) -> (PortId, PortId) {
+        let ab = self.port(a, b, rate);
+        let ba = self.port(b, a, rate);
+        self.ports[ab as usize].reverse = ba;
+        self.ports[ba as usize].reverse = ab;
+        (ab, ba)
+    }
+
+    /// A cable between a lower switch and an upper one.
+    fn fabric_cable(&mut self, lower: u32, upper: u32) {
+        let (up, down) = self.cable(Node::Switch(lower), Node::Switch(upper), self.p.fabric_rate);
         self.switches[lower as usize].up.push(up);
         self.switches[upper as usize].down.push(down);
     }
@@ -113,8 +122,7 @@ pub fn build(p: TopoParams) -> Network {
     let mut hosts = Vec::with_capacity(p.hosts as usize);
     for h in 0..p.hosts {
         let tor = tor_ids[(h / p.hosts_per_tor) as usize];
-        let nic = b.port(Node::Host(h), Node::Switch(tor), p.host_rate);
-        let down = b.port(Node::Switch(tor), Node::Host(h), p.host_rate);
+        let (nic, down) = b.cable(Node::Host(h), Node::Switch(tor), p.host_rate);
         b.switches[tor as usize].down.push(down);
         hosts.push(Host {
             nic,
@@ -129,7 +137,7 @@ pub fn build(p: TopoParams) -> Network {
             .collect();
         for &t in &tor_ids {
             for &s in &spines {
-                b.cable(t, s);
+                b.fabric_cable(t, s);
             }
         }
     } else {
@@ -148,12 +156,12 @@ pub fn build(p: TopoParams) -> Network {
             let first_tor = pod * p.tors_per_pod;
             for t in first_tor..(first_tor + p.tors_per_pod).min(tors) {
                 for &a in &aggs {
-                    b.cable(tor_ids[t as usize], a);
+                    b.fabric_cable(tor_ids[t as usize], a);
                 }
             }
             for (ai, &a) in aggs.iter().enumerate() {
                 for c in 0..p.agg_uplinks {
-                    b.cable(a, cores[ai * p.agg_uplinks as usize + c as usize]);
+                    b.fabric_cable(a, cores[ai * p.agg_uplinks as usize + c as usize]);
                 }
             }
         }
@@ -164,7 +172,13 @@ pub fn build(p: TopoParams) -> Network {
         ports: b.ports,
         switches: b.switches,
         hosts,
+        policies: Policies::default(),
     }
+}
+
+/// The stream a port's queue draws its ECN marks from.
+pub fn port_queue_rng(seed: u64, port: PortId) -> Rng {
+    Rng::new(seed, StreamTag::Port, port as u64)
 }
 
 #[cfg(test)]
@@ -183,14 +197,6 @@ mod tests {
             fabric_rate: Rate::gbps(400),
             link_latency: SimTime::from_ns(500),
             switch_latency: SimTime::from_ns(500),
-            queue: QueueParams {
-                capacity: 1 << 20,
-                kmin: 1,
-                kmax: 2,
-                ecn_at_dequeue: true,
-                trimming: false,
-                header_bytes: 64,
-            },
             seed: 1,
         }
     }
@@ -208,7 +214,17 @@ mod tests {
         // Different entropies reach different spines.
         let spines: std::collections::BTreeSet<_> = (0..64u16).map(|ev| net.path(0, 127, ev)[1]).collect();
         assert_eq!(spines.len(), 8);
-        assert!(net.port_by_name("t0_0->t1_3").is_some());
+        let up = net.port_by_name("t0_0->t1_3").unwrap();
+        let down = net.port_by_name("t1_3->t0_0").unwrap();
+        assert_eq!(
+            (net.ports[up as usize].reverse, net.ports[down as usize].reverse),
+            (down, up)
+        );
+        assert!(net
+            .ports
+            .iter()
+            .enumerate()
+            .all(|(i, p)| net.ports[p.reverse as usize].reverse == i as u32));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 mod common;
 use common::{run_ok, scenario};
-use lbsim_core::cc::CongestionControl;
-use lbsim_core::lb::{Lb, LbStats};
+use lbsim_core::cc::Cc;
+use lbsim_core::lb::{AckEcho, Lb, LbStats, LoadBalancer};
 use lbsim_core::rng::{Rng, StreamTag};
 use lbsim_core::time::SimTime;
 use lbsim_core::{build::build, Scenario};
@@ -87,8 +87,28 @@ fn evs_handed_out(s: &Scenario) -> Vec<u16> {
         let ev = f.lb.next_ev(now, &mut f.rng, &mut st);
         evs.push(ev);
         match fb.below(4) {
-            0 => f.lb.on_ack(now, ev, true, &mut st),
-            1 => f.lb.on_ack(now, ev, false, &mut st),
+            0 => {
+                f.lb.on_ack(
+                    now,
+                    &AckEcho {
+                        ev,
+                        ecn: true,
+                        seq: None,
+                    },
+                    &mut st,
+                );
+            }
+            1 => {
+                f.lb.on_ack(
+                    now,
+                    &AckEcho {
+                        ev,
+                        ecn: false,
+                        seq: None,
+                    },
+                    &mut st,
+                );
+            }
             2 if fb.below(50) == 0 => f.lb.on_nack(now, ev, &mut st),
             _ => {}
         }
@@ -116,7 +136,7 @@ fn mprdma_flows_run_mprdmas_window_rule_by_default() {
     let mixed = permutation("ops", "1MiB", "[[lb.mix]]\nkind = \"mprdma\"\nfraction = 0.5\n");
     let sim = build(&mixed, None).unwrap();
     for f in &sim.flows {
-        let mprdma_cc = matches!(f.cc, CongestionControl::Mprdma(_));
+        let mprdma_cc = matches!(f.cc, Cc::Mprdma(_));
         assert_eq!(
             mprdma_cc,
             f.lb.name() == "mprdma",
@@ -128,7 +148,7 @@ fn mprdma_flows_run_mprdmas_window_rule_by_default() {
     let artifact = scenario("preset = \"reps_artifact\"\n[lb]\nkind = \"mprdma\"\n");
     let sim = build(&artifact, None).unwrap();
     assert!(
-        matches!(sim.flows[0].cc, CongestionControl::Dctcp(_)),
+        matches!(sim.flows[0].cc, Cc::Dctcp(_)),
         "the artifact runs its own MPRDMA_CC rule (lbsim's dctcp) for every flow"
     );
 }
@@ -418,7 +438,7 @@ fn subflow_windows() {
             .flows
             .iter()
             .map(|f| match &f.cc {
-                CongestionControl::Dctcp(c) => c.cwnd,
+                Cc::Dctcp(c) => c.cwnd,
                 _ => panic!("cc.kind is dctcp"),
             })
             .collect();

@@ -3,6 +3,7 @@
 
 mod common;
 use common::{run_ok, scenario};
+use lbsim_core::net::QueueDiscipline;
 use lbsim_core::table::Column;
 use lbsim_core::{build, run, RunOutput, Scenario};
 
@@ -234,7 +235,7 @@ fn reps_moves_traffic_off_a_slow_uplink_ops_does_not() {
         sim.run();
         let tx = |name: &str| {
             let p = &sim.net.ports[sim.net.port_by_name(name).unwrap() as usize];
-            (p.tx_packets + p.drops) as f64
+            (p.tx_packets + p.queue.stats().drops) as f64
         };
         let slow = tx("t0_0->t1_0");
         let healthy: f64 = (1..8).map(|j| tx(&format!("t0_0->t1_{j}"))).sum::<f64>() / 7.0;

@@ -61,7 +61,7 @@ fn validate<'py>(
     facts.set_item("link_rate_bps", s.topology.link_rate.value.bps())?;
     facts.set_item("base_rtt_us", sim.params.base_rtt.as_us_f64())?;
     facts.set_item("bdp_bytes", sim.params.bdp_bytes)?;
-    facts.set_item("rto_us", sim.params.rto.as_us_f64())?;
+    facts.set_item("rto_us", sim.params.transport.rto.as_us_f64())?;
     facts.set_item("queue_bytes", sim.params.queue_bytes)?;
     facts.set_item("stop_at_us", sim.params.stop_at.as_us_f64())?;
     Ok((s.to_toml(), facts))

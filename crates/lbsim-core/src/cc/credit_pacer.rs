@@ -16,7 +16,9 @@
 //! `_rtx_senders` before its `_active_senders` (`EqdsPullPacer::doNextEvent`;
 //! `EqdsSink::processTrimmed`: "prioritize credits to this sender!").
 
+use super::{Grant, ReceiverCc};
 use crate::net::{Port, PortId};
+use crate::packet::{Packet, PacketKind};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -181,7 +183,7 @@ impl CreditPacers {
         host: u32,
         now: SimTime,
         ports: &[Port],
-        complete: impl Fn(u32) -> bool,
+        complete: &dyn Fn(u32) -> bool,
     ) -> (Option<Credit>, Option<SimTime>) {
         let h = &mut self.hosts[host as usize];
         let mut credit = None;
@@ -240,23 +242,48 @@ impl CreditPacers {
     }
 }
 
+impl ReceiverCc for CreditPacers {
+    #[inline]
+    fn on_data(&mut self, host: u32, pkt: &Packet, npkts: u32, now: SimTime) -> Option<SimTime> {
+        self.on_arrival(host, pkt.flow, npkts, pkt.trimmed, pkt.ev, now)
+    }
+
+    fn on_control(&mut self, host: u32, pkt: &Packet, npkts: u32, now: SimTime) -> Option<SimTime> {
+        if pkt.kind != PacketKind::Rts {
+            return None;
+        }
+        self.on_rts(host, pkt.flow, npkts, pkt.seq, pkt.span as u32, pkt.ev, now)
+    }
+
+    fn on_wake(
+        &mut self,
+        host: u32,
+        now: SimTime,
+        ports: &[Port],
+        complete: &dyn Fn(u32) -> bool,
+    ) -> (Option<Grant>, Option<SimTime>) {
+        let (credit, next) = self.issue(host, now, ports, complete);
+        let grant = credit.map(|c| Grant {
+            flow: c.flow,
+            kind: PacketKind::Credit,
+            seq: c.count,
+            ev: c.ev,
+        });
+        (grant, next)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{Node, QueueParams};
+    use crate::net::queue::{Queue, QueueParams, TwoClassQueue};
+    use crate::net::Node;
     use crate::rng::{Rng, StreamTag};
     use crate::time::Rate;
 
     fn link() -> Port {
-        let q = QueueParams {
-            capacity: u64::MAX,
-            kmin: u64::MAX,
-            kmax: u64::MAX,
-            ecn_at_dequeue: true,
-            trimming: false,
-            header_bytes: 64,
-        };
         let rng = || Rng::new(1, StreamTag::Port, 0);
+        let q = Queue::TwoClass(TwoClassQueue::new(QueueParams::UNLIMITED, rng()));
         Port::new(
             "t0_0->h0".into(),
             Node::Switch(0),
@@ -265,7 +292,6 @@ mod tests {
             SimTime::ZERO,
             q,
             rng(),
-            rng(),
         )
     }
 
@@ -273,7 +299,7 @@ mod tests {
     fn drain(p: &mut CreditPacers, mut at: Option<SimTime>, ports: &[Port]) -> Vec<(SimTime, Credit)> {
         let mut out = Vec::new();
         while let Some(t) = at {
-            let (c, next) = p.issue(0, t, ports, |_| false);
+            let (c, next) = p.issue(0, t, ports, &|_| false);
             out.extend(c.map(|c| (t, c)));
             at = next;
         }
@@ -310,10 +336,10 @@ mod tests {
         let mut p = CreditPacers::new(vec![0], 2, 0, 4096, 0.5, true);
         let wake = p.on_arrival(0, 0, 3, false, 0, SimTime::ZERO);
         p.on_arrival(0, 1, 3, false, 0, SimTime::ZERO);
-        let (c, next) = p.issue(0, SimTime::ZERO, &ports, |f| f == 1);
+        let (c, next) = p.issue(0, SimTime::ZERO, &ports, &|f| f == 1);
         assert_eq!(c.map(|c| c.flow), Some(0));
         assert_eq!(next, Some(SimTime(163_840)), "half the link rate: two MTU times");
-        let (c, _) = p.issue(0, next.unwrap(), &ports, |f| f == 1);
+        let (c, _) = p.issue(0, next.unwrap(), &ports, &|f| f == 1);
         assert_eq!(c.map(|c| (c.flow, c.count)), Some((0, 2)), "flow 1 is whole: skipped");
         assert!(wake.is_some());
     }

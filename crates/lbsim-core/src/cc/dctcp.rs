@@ -16,6 +16,9 @@
 //! marked ACK leaves the window unchanged. Losses cut as always.
 
 use super::wait_to_decrease::WaitToDecrease;
+use super::{AckSignal, Cc, CcBuilder, CcCommon, CcEntry, CongestionControl};
+use crate::scenario::registry::{check_params, parse_params, NoParams};
+use crate::scenario::ScenarioError;
 
 #[derive(Clone, Debug)]
 pub struct DctcpVariant {
@@ -44,8 +47,9 @@ impl DctcpVariant {
         self
     }
 
+    /// An ACK newly acknowledged `acked` bytes; `ecn` is its echoed mark.
     #[inline]
-    pub fn on_ack(&mut self, acked: u64, ecn: bool) {
+    pub fn ack(&mut self, acked: u64, ecn: bool) {
         let cut = match &mut self.wtd {
             None => ecn,
             Some(w) => w.on_ack(ecn) && ecn,
@@ -63,6 +67,62 @@ impl DctcpVariant {
     }
 }
 
+impl CongestionControl for DctcpVariant {
+    /// Window-limited like the REPS artifact's sender: in flight < cwnd.
+    #[inline]
+    fn may_send(&self, inflight: u64) -> bool {
+        inflight < self.cwnd
+    }
+
+    #[inline]
+    fn on_ack(&mut self, a: &AckSignal) {
+        if a.acked > 0 {
+            self.ack(a.acked, a.ecn);
+        }
+        // MP-RDMA: an ACK from a slow path frees no window (`lb/mprdma.rs`).
+        if a.slow_path > 0 {
+            self.on_loss(a.slow_path);
+        }
+    }
+
+    #[inline]
+    fn on_nack(&mut self, bytes: u64) {
+        self.on_loss(bytes);
+    }
+
+    #[inline]
+    fn on_timeout(&mut self, bytes: u64) {
+        self.on_loss(bytes);
+    }
+}
+
+struct Builder(CcCommon);
+
+impl CcBuilder for Builder {
+    fn sender(&self, initial_window: u64) -> Cc {
+        let c = &self.0;
+        let v = DctcpVariant::new(initial_window, c.max_cwnd, c.mtu);
+        Cc::Dctcp(match c.wtd_alpha {
+            Some(alpha) => v.with_wait_to_decrease(alpha),
+            None => v,
+        })
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, common: &CcCommon) -> Result<Box<dyn CcBuilder>, ScenarioError> {
+    parse_params::<NoParams>(params, "cc.dctcp")?;
+    Ok(Box::new(Builder(*common)))
+}
+
+/// `cc.kind = "dctcp"`: its window keys are the shared `cc.initial_cwnd`,
+/// `cc.max_cwnd`, `cc.wait_to_decrease` and `cc.wtd_alpha`.
+pub const ENTRY: CcEntry = CcEntry {
+    name: "dctcp",
+    presets: &[],
+    check: check_params::<NoParams>,
+    prepare,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,7 +132,7 @@ mod tests {
         let mut c = DctcpVariant::new(10 * 4096, 100 * 4096, 4096);
         // A window's worth of unmarked ACKs grows cwnd by about one MTU.
         for _ in 0..10 {
-            c.on_ack(4096, false);
+            c.ack(4096, false);
         }
         assert!((c.cwnd as i64 - 11 * 4096).abs() < 4096 / 5, "{}", c.cwnd);
     }
@@ -80,7 +140,7 @@ mod tests {
     #[test]
     fn marks_and_losses_cut_and_floor() {
         let mut c = DctcpVariant::new(8 * 4096, 8 * 4096, 4096);
-        c.on_ack(4096, true);
+        c.ack(4096, true);
         assert_eq!(c.cwnd, 8 * 4096 - 1024);
         c.on_loss(4096);
         assert_eq!(c.cwnd, 7 * 4096 - 1024);
@@ -88,10 +148,10 @@ mod tests {
             c.on_loss(4096);
         }
         assert_eq!(c.cwnd, 4096);
-        c.on_ack(4096, false);
+        c.ack(4096, false);
         assert_eq!(c.cwnd, 2 * 4096, "at one MTU, one unmarked ACK adds one MTU");
         let mut capped = DctcpVariant::new(151 * 4150, 625_284, 4150);
-        capped.on_ack(4150, false);
+        capped.ack(4150, false);
         assert_eq!(capped.cwnd, 151 * 4150, "cap applies only on increase");
     }
 
@@ -105,8 +165,8 @@ mod tests {
         let mut plain = DctcpVariant::new(full, full, mtu);
         for i in 0..200 {
             let ecn = i % 10 == 9;
-            wtd.on_ack(mtu, ecn);
-            plain.on_ack(mtu, ecn);
+            wtd.ack(mtu, ecn);
+            plain.ack(mtu, ecn);
             assert_eq!(wtd.cwnd, full, "isolated marks never cut (ACK {i})");
         }
         assert!(wtd.wtd.as_ref().unwrap().average() < 0.25);
@@ -124,7 +184,7 @@ mod tests {
         assert!(first >= 2, "one more mark is not enough: {first}");
         for k in 1..=20 {
             let w = wtd.cwnd;
-            wtd.on_ack(mtu, true);
+            wtd.ack(mtu, true);
             let want = if k >= first { w - mtu / 4 } else { w };
             assert_eq!(wtd.cwnd, want, "mark {k} of a run (first cut at {first})");
         }

@@ -9,7 +9,9 @@
 //! `cc/dctcp.rs`) takes away 1/4 per marked ACK instead; the two differ
 //! only there, so this is that variant with `mark_cut_divisor` = 2.
 
-use super::DctcpVariant;
+use super::{Cc, CcBuilder, CcCommon, CcEntry, DctcpVariant};
+use crate::scenario::registry::{check_params, parse_params, NoParams};
+use crate::scenario::ScenarioError;
 
 /// MP-RDMA's window: the DCTCP variant with a half-packet cut per marked ACK.
 pub fn mprdma_window(initial: u64, max: u64, mtu: u64) -> DctcpVariant {
@@ -18,6 +20,27 @@ pub fn mprdma_window(initial: u64, max: u64, mtu: u64) -> DctcpVariant {
         ..DctcpVariant::new(initial, max, mtu)
     }
 }
+
+struct Builder(CcCommon);
+
+impl CcBuilder for Builder {
+    fn sender(&self, initial_window: u64) -> Cc {
+        Cc::Mprdma(mprdma_window(initial_window, self.0.max_cwnd, self.0.mtu))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, common: &CcCommon) -> Result<Box<dyn CcBuilder>, ScenarioError> {
+    parse_params::<NoParams>(params, "cc.mprdma")?;
+    Ok(Box::new(Builder(*common)))
+}
+
+/// `cc.kind = "mprdma"` (and `lb.mprdma.cc`): the shared window keys, no table of its own.
+pub const ENTRY: CcEntry = CcEntry {
+    name: "mprdma",
+    presets: &[],
+    check: check_params::<NoParams>,
+    prepare,
+};
 
 #[cfg(test)]
 mod tests {
@@ -29,11 +52,11 @@ mod tests {
     fn a_window_of_marks_halves_a_window_of_clean_acks_adds_one_packet() {
         let mut c = mprdma_window(16 * MTU, 64 * MTU, MTU);
         for _ in 0..16 {
-            c.on_ack(MTU, true);
+            c.ack(MTU, true);
         }
         assert_eq!(c.cwnd, 8 * MTU, "16 marked ACKs x 1/2 packet");
         for _ in 0..8 {
-            c.on_ack(MTU, false);
+            c.ack(MTU, false);
         }
         assert!((c.cwnd as i64 - 9 * MTU as i64).abs() < MTU as i64 / 5, "{}", c.cwnd);
     }
@@ -44,11 +67,11 @@ mod tests {
         c.on_loss(MTU);
         assert_eq!(c.cwnd, 3 * MTU);
         for _ in 0..10 {
-            c.on_ack(MTU, true);
+            c.ack(MTU, true);
         }
         assert_eq!(c.cwnd, MTU, "never below one packet");
         for _ in 0..100 {
-            c.on_ack(MTU, false);
+            c.ack(MTU, false);
         }
         assert_eq!(c.cwnd, 4 * MTU, "capped at max_cwnd");
     }

@@ -1,10 +1,15 @@
 //! Adaptive routing as a load balancer kind (`lb.kind = "adaptive"`): the
-//! switches pick each packet's uplink by queue length (`net::adaptive`), so
-//! the sender's entropy value is irrelevant; the flow's packets carry the
-//! `adaptive` flag instead (REPS §4.1, "Adaptive RoCE").
+//! switches pick each packet's uplink by queue length (the switch policy
+//! `net::policy::adaptive`), so the sender's entropy value is irrelevant
+//! (REPS §4.1, "Adaptive RoCE"). Flows of other kinds in the same run are
+//! still hashed: the switches adapt only this kind's packets.
 
-use super::{LbStats, LoadBalancer};
+use super::{Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
+use crate::net::policy::adaptive::Adaptive as AdaptivePolicy;
+use crate::net::SwitchPolicy;
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, NoParams};
+use crate::scenario::ScenarioError;
 use crate::time::SimTime;
 
 pub struct Adaptive;
@@ -15,3 +20,33 @@ impl LoadBalancer for Adaptive {
         0
     }
 }
+
+struct Builder {
+    seed: u64,
+}
+
+impl LbBuilder for Builder {
+    fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
+        Lb::Adaptive(Adaptive)
+    }
+    fn switch_side(&self) -> bool {
+        true
+    }
+    fn switch_policy(&self, switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+        Some(Box::new(AdaptivePolicy::new(self.seed, switch)))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    parse_params::<NoParams>(params, "lb.adaptive")?;
+    Ok(Box::new(Builder { seed: c.seed }))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "adaptive",
+    label: "Adaptive",
+    color: "#e377c2", // pink
+    presets: &[],
+    check: check_params::<NoParams>,
+    prepare,
+};

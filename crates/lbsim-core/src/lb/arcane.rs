@@ -18,9 +18,42 @@
 //! `lb.arcane.explore` (one BDP of the longest path); a full buffer
 //! overwrites its oldest entry, as REPS's does.
 
-use super::{LbStats, LoadBalancer};
+use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::{Amount, ScenarioError};
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// `lb.arcane` (ARCANE workshop paper, Alg. 1).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArcaneParams {
+    /// Alg. 1 line 1: entropies explored in order, capped by `lb.entropy_space`.
+    pub entropy_space: u32,
+    /// Alg. 1 line 3.
+    pub buffer_size: u32,
+    /// Alg. 1 line 6: sequential exploration lasts this many bytes of sends.
+    pub explore: Amount,
+}
+
+impl Params for ArcaneParams {
+    fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if self.entropy_space == 0 || self.entropy_space > 65536 {
+            return Err(ScenarioError::new(
+                format!("{key}.entropy_space"),
+                "must be between 1 and 65536",
+            ));
+        }
+        if self.buffer_size == 0 || self.buffer_size > 255 {
+            return Err(ScenarioError::new(
+                format!("{key}.buffer_size"),
+                "must be between 1 and 255",
+            ));
+        }
+        self.explore.check_absolute(&format!("{key}.explore"), false)
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct ArcaneConfig {
@@ -81,19 +114,54 @@ impl LoadBalancer for Arcane {
     }
 
     /// Alg. 1 ARCANE_ONRECV, lines 14-15: cache the EV of an unmarked ACK.
-    fn on_ack(&mut self, _now: SimTime, ev: u16, ecn: bool, _stats: &mut LbStats) {
-        if ecn {
-            return;
+    fn on_ack(&mut self, _now: SimTime, ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
+        if !ack.ecn {
+            self.cache[self.head] = ack.ev;
+            self.head = (self.head + 1) % self.cfg.buffer_size;
+            self.len = (self.len + 1).min(self.cfg.buffer_size);
         }
-        self.cache[self.head] = ev;
-        self.head = (self.head + 1) % self.cfg.buffer_size;
-        self.len = (self.len + 1).min(self.cfg.buffer_size);
+        AckPath::Normal
     }
 }
+
+struct Builder(ArcaneConfig);
+
+impl LbBuilder for Builder {
+    fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
+        Lb::Arcane(Arcane::new(self.0.clone()))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: ArcaneParams = parse_params(params, "lb.arcane")?;
+    Ok(Box::new(Builder(ArcaneConfig {
+        entropy_space: p.entropy_space.min(c.entropy_space),
+        buffer_size: p.buffer_size as usize,
+        explore_packets: c.packets(&p.explore, "lb.arcane.explore")?,
+    })))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "arcane",
+    label: "ARCANE",
+    color: "#ff7f0e", // orange
+    // Not in the REPS artifact: both presets run Alg. 1 as published.
+    presets: &[(
+        "reps_paper",
+        r#"
+entropy_space = 256          # ARCANE Alg. 1 line 1
+buffer_size = 8              # ARCANE Alg. 1 line 3
+explore = "1bdp"             # ARCANE Alg. 1 line 6: p.seqnum < bdp
+"#,
+    )],
+    check: check_params::<ArcaneParams>,
+    prepare,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lb::tests::echo;
     use crate::rng::StreamTag;
 
     fn run(a: &mut Arcane, steps: &[(&str, u16, bool)]) -> Vec<u16> {
@@ -103,7 +171,9 @@ mod tests {
         let mut sent = Vec::new();
         for &(op, ev, ecn) in steps {
             match op {
-                "ack" => a.on_ack(t, ev, ecn, &mut st),
+                "ack" => {
+                    a.on_ack(t, &echo(ev, ecn), &mut st);
+                }
                 _ => sent.push(a.next_ev(t, &mut rng, &mut st)),
             }
         }

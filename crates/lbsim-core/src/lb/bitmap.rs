@@ -14,9 +14,39 @@
 //! only the first EV a send skips); the pointer starts at a random EV and
 //! walks in order (the artifact re-permutes each lap by a random XOR mask).
 
-use super::{LbStats, LoadBalancer};
+use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::ScenarioError;
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// `lb.bitmap`: per-EV penalties (REPS §4.1, STrack-like). Penalties are at most 255.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BitmapParams {
+    /// EVs sprayed over round-robin, capped by `lb.entropy_space`.
+    pub entropy_space: u32,
+    pub max_penalty: u8,
+    pub ecn_penalty: u8,
+    pub nack_penalty: u8,
+    pub timeout_penalty: u8,
+}
+
+impl Params for BitmapParams {
+    fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if self.entropy_space == 0 || self.entropy_space > 65536 {
+            return Err(ScenarioError::new(
+                format!("{key}.entropy_space"),
+                "must be between 1 and 65536",
+            ));
+        }
+        if self.max_penalty == 0 {
+            return Err(ScenarioError::new(format!("{key}.max_penalty"), "must be at least 1"));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct BitmapConfig {
@@ -67,10 +97,11 @@ impl LoadBalancer for Bitmap {
         }
     }
 
-    fn on_ack(&mut self, _now: SimTime, ev: u16, ecn: bool, _stats: &mut LbStats) {
-        if ecn {
-            self.penalise(ev, self.cfg.ecn_penalty);
+    fn on_ack(&mut self, _now: SimTime, ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
+        if ack.ecn {
+            self.penalise(ack.ev, self.cfg.ecn_penalty);
         }
+        AckPath::Normal
     }
 
     fn on_nack(&mut self, _now: SimTime, ev: u16, _stats: &mut LbStats) {
@@ -82,9 +113,47 @@ impl LoadBalancer for Bitmap {
     }
 }
 
+struct Builder(BitmapConfig);
+
+impl LbBuilder for Builder {
+    fn balancer(&self, _base_rtt: SimTime, rng: &mut Rng) -> Lb {
+        Lb::Bitmap(Bitmap::new(self.0.clone(), rng))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: BitmapParams = parse_params(params, "lb.bitmap")?;
+    // BitMap tracks a small space of its own inside the header's.
+    Ok(Box::new(Builder(BitmapConfig {
+        entropy_space: p.entropy_space.min(c.entropy_space),
+        max_penalty: p.max_penalty,
+        ecn_penalty: p.ecn_penalty,
+        nack_penalty: p.nack_penalty,
+        timeout_penalty: p.timeout_penalty,
+    })))
+}
+
+const PRESET: &str = r#"
+entropy_space = 256          # artifact _path_entropy_size: per-EV state needs a small space
+max_penalty = 15             # artifact _max_penalty
+ecn_penalty = 1              # artifact processEv_bitmap
+nack_penalty = 4             # artifact processEv_bitmap
+timeout_penalty = 15         # artifact processEv_bitmap: the maximum
+"#;
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "bitmap",
+    label: "BitMap",
+    color: "#17becf", // cyan
+    presets: &[("reps_paper", PRESET)],
+    check: check_params::<BitmapParams>,
+    prepare,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lb::tests::echo;
     use crate::rng::StreamTag;
 
     fn bitmap(n: u32) -> (Bitmap, Rng) {
@@ -111,7 +180,9 @@ mod tests {
         for _ in 0..40_000 {
             let ev = fb.below(8) as u16;
             match fb.below(8) {
-                0..=2 => b.on_ack(t, ev, true, &mut st),
+                0..=2 => {
+                    b.on_ack(t, &echo(ev, true), &mut st);
+                }
                 3 => b.on_nack(t, ev, &mut st),
                 4 if fb.below(10) == 0 => b.on_lost(t, ev, &mut st),
                 _ => {
@@ -141,7 +212,7 @@ mod tests {
         assert_eq!((0..7).map(|_| send(&mut b)).collect::<Vec<_>>(), lap, "round-robin");
         let victim = (start + 3) % 8;
         b.on_nack(t, victim, &mut LbStats::default()); // penalty 4: skipped on the next 4 laps
-        b.on_ack(t, (start + 5) % 8, false, &mut LbStats::default()); // unmarked: no penalty
+        b.on_ack(t, &echo((start + 5) % 8, false), &mut LbStats::default()); // unmarked: no penalty
         for lap in 1..=4 {
             let evs: Vec<u16> = (0..7).map(|_| send(&mut b)).collect();
             assert!(!evs.contains(&victim), "lap {lap}: {evs:?}");
@@ -156,7 +227,7 @@ mod tests {
         let (mut b, _) = bitmap(8);
         let mut st = LbStats::default();
         let t = SimTime::ZERO;
-        b.on_ack(t, 1, true, &mut st);
+        b.on_ack(t, &echo(1, true), &mut st);
         b.on_nack(t, 2, &mut st);
         b.on_lost(t, 3, &mut st);
         b.on_lost(t, 3, &mut st);

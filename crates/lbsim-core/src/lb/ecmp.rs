@@ -1,8 +1,10 @@
 //! ECMP: one entropy value for the whole flow, drawn once at random, so all
 //! its packets hash onto one path (REPS §2.2).
 
-use super::{LbStats, LoadBalancer};
+use super::{Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, NoParams};
+use crate::scenario::ScenarioError;
 use crate::time::SimTime;
 
 pub struct Ecmp {
@@ -22,3 +24,25 @@ impl LoadBalancer for Ecmp {
         self.ev
     }
 }
+
+struct Builder(u32);
+
+impl LbBuilder for Builder {
+    fn balancer(&self, _base_rtt: SimTime, rng: &mut Rng) -> Lb {
+        Lb::Ecmp(Ecmp::new(rng, self.0))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    parse_params::<NoParams>(params, "lb.ecmp")?;
+    Ok(Box::new(Builder(c.entropy_space)))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "ecmp",
+    label: "ECMP",
+    color: "#7f7f7f", // grey: the baseline
+    presets: &[],
+    check: check_params::<NoParams>,
+    prepare,
+};

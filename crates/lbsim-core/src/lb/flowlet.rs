@@ -10,9 +10,32 @@
 //! measures it from the last ACK instead and holds a new path for one RTO
 //! (docs/model-choices.md).
 
-use super::{LbStats, LoadBalancer};
+use super::{Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::{AutoTime, ScenarioError};
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// `lb.flowlet`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowletParams {
+    /// Idle gap that starts a new flowlet; "auto" = half the flow's base RTT (REPS §4.1).
+    pub timeout: AutoTime,
+}
+
+impl Params for FlowletParams {
+    fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if self.timeout.value == Some(SimTime::ZERO) {
+            return Err(ScenarioError::new(
+                format!("{key}.timeout"),
+                "must be positive (or \"auto\")",
+            ));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Flowlet {
@@ -43,6 +66,45 @@ impl LoadBalancer for Flowlet {
         self.ev
     }
 }
+
+struct Builder {
+    timeout: Option<SimTime>,
+    entropy_space: u32,
+}
+
+impl LbBuilder for Builder {
+    fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb {
+        // REPS §4.1: a flowlet timeout of half the RTT.
+        let timeout = self.timeout.unwrap_or(SimTime(base_rtt.ps() / 2));
+        Lb::Flowlet(Flowlet::new(timeout, self.entropy_space, rng))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: FlowletParams = parse_params(params, "lb.flowlet")?;
+    Ok(Box::new(Builder {
+        timeout: p.timeout.value,
+        entropy_space: c.entropy_space,
+    }))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "flowlet",
+    label: "Flowlet",
+    color: "#bcbd22", // olive
+    presets: &[
+        (
+            "reps_paper",
+            "timeout = \"auto\"             # REPS §4.1: half the RTT (\"auto\": half the flow's base RTT)\n",
+        ),
+        (
+            "reps_artifact",
+            "timeout = \"auto\"             # artifact: flowlet_timeout = 0.5 * _base_rtt\n",
+        ),
+    ],
+    check: check_params::<FlowletParams>,
+    prepare,
+};
 
 #[cfg(test)]
 mod tests {

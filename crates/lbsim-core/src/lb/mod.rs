@@ -1,10 +1,14 @@
-//! Sender-side load balancers: each picks the entropy value (EV) of every
-//! data packet and may learn from the EV echoed by ACKs and NACKs. The
-//! sender never knows which path an EV maps to (REPS §2.2).
+//! Load balancers. The sender side picks the entropy value (EV) of every
+//! packet and may learn from the EVs echoed by ACKs and NACKs; the sender
+//! never knows which path an EV maps to (REPS §2.2). A switch-side load
+//! balancer (adaptive routing, later DRILL, CONGA, LetFlow, ConWeave) also
+//! installs a policy in every switch (`net::policy`) that routes its flows'
+//! packets.
 //!
-//! Adding a load balancer: one file implementing `LoadBalancer`, one variant
-//! in `Lb`, one arm in `build::load_balancer`, and its kind and parameter
-//! table in the scenario.
+//! Adding one: a file with the balancer, its `ENTRY` (name, plot label and
+//! colour, parameter table `lb.<name>` with its preset values, builder), and
+//! one line in `load_balancers!` below. The scenario keys, presets, the
+//! Python plot style and `lb.kind`'s error messages all come from here.
 
 pub mod adaptive;
 pub mod arcane;
@@ -17,14 +21,49 @@ pub mod plb;
 pub mod reps;
 pub mod subflows;
 
+use crate::net::SwitchPolicy;
 use crate::rng::Rng;
+use crate::scenario::{CcKind, LbKind, ScenarioError};
 use crate::time::SimTime;
 
-/// What a timeout looked like, for balancers that react to failures.
+/// What the sender knew when its timer declared packets lost, for
+/// balancers that tell failures from congestion (REPS App. A).
 #[derive(Clone, Copy, Debug)]
 pub struct TimeoutInfo {
-    /// The App. A heuristic says this loss looks like a failure rather than congestion.
-    pub looks_like_failure: bool,
+    /// Queues trim (congestion then shows as NACKs, so a timeout means loss).
+    pub trimming: bool,
+    /// The largest RTT the sender sampled in its current window of 2·RTO.
+    pub recent_max_rtt: SimTime,
+    /// The flow's idle round-trip time.
+    pub base_rtt: SimTime,
+}
+
+impl TimeoutInfo {
+    /// A timeout that is a failure whatever the RTTs were (trimming on), or not.
+    pub fn assumed(failure: bool) -> Self {
+        TimeoutInfo {
+            trimming: failure,
+            recent_max_rtt: SimTime::ZERO,
+            base_rtt: SimTime::ZERO,
+        }
+    }
+}
+
+/// What an ACK echoes to the balancer.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEcho {
+    pub ev: u16,
+    pub ecn: bool,
+    /// The packet it acknowledges, when it acknowledges exactly one (not a coalesced batch).
+    pub seq: Option<u32>,
+}
+
+/// A balancer's judgement of the path an ACK came back over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckPath {
+    Normal,
+    /// A slow path (MP-RDMA): the ACK frees no window.
+    Slow,
 }
 
 /// Counters a balancer keeps about itself.
@@ -35,84 +74,238 @@ pub struct LbStats {
     /// EVs reused from feedback.
     pub recycled: u64,
     pub freeze_entries: u64,
-    /// Total time spent frozen (closed intervals only, plus the open one at the end).
+    /// Total time spent frozen (closed intervals only; see `LoadBalancer::frozen_ps`).
     pub frozen_ps: u64,
 }
 
 pub trait LoadBalancer {
     fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16;
-    fn on_ack(&mut self, _now: SimTime, _ev: u16, _ecn: bool, _stats: &mut LbStats) {}
+    fn on_ack(&mut self, _now: SimTime, _ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
+        AckPath::Normal
+    }
     fn on_nack(&mut self, _now: SimTime, _ev: u16, _stats: &mut LbStats) {}
     fn on_timeout(&mut self, _now: SimTime, _info: TimeoutInfo, _stats: &mut LbStats) {}
     /// The retransmission timer declared lost a packet that was sent on `ev`.
     fn on_lost(&mut self, _now: SimTime, _ev: u16, _stats: &mut LbStats) {}
+    /// Time spent frozen up to `now`, counting an interval still open.
+    fn frozen_ps(&self, _now: SimTime, stats: &LbStats) -> u64 {
+        stats.frozen_ps
+    }
 }
 
-pub enum Lb {
-    Ecmp(ecmp::Ecmp),
-    Ops(ops::Ops),
-    Reps(reps::Reps),
-    Adaptive(adaptive::Adaptive),
-    Plb(plb::Plb),
-    Flowlet(flowlet::Flowlet),
-    Mprdma(mprdma::Mprdma),
-    Bitmap(bitmap::Bitmap),
-    Arcane(arcane::Arcane),
-    Subflows(subflows::Subflows),
+/// Run-wide values every balancer's builder may use.
+#[derive(Clone, Copy, Debug)]
+pub struct LbCommon {
+    /// `lb.entropy_space`: EVs the header carries.
+    pub entropy_space: u32,
+    pub mtu: u64,
+    pub bdp: u64,
+    pub rto: SimTime,
+    pub seed: u64,
 }
 
-macro_rules! dispatch {
-    ($self:ident, $b:ident => $e:expr) => {
-        match $self {
-            Lb::Ecmp($b) => $e,
-            Lb::Ops($b) => $e,
-            Lb::Reps($b) => $e,
-            Lb::Adaptive($b) => $e,
-            Lb::Plb($b) => $e,
-            Lb::Flowlet($b) => $e,
-            Lb::Mprdma($b) => $e,
-            Lb::Bitmap($b) => $e,
-            Lb::Arcane($b) => $e,
-            Lb::Subflows($b) => $e,
+impl LbCommon {
+    /// An amount (`"1bdp"`, `"64pkt"`, `"4096B"`) in whole packets, rounded up.
+    pub fn packets(&self, a: &crate::scenario::Amount, key: &str) -> Result<u32, ScenarioError> {
+        let bytes = a
+            .bytes(self.mtu, self.bdp, None)
+            .map_err(|e| ScenarioError::new(key, e))?;
+        Ok(bytes.div_ceil(self.mtu) as u32)
+    }
+}
+
+/// How a balancer's messages become transport flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowPlan {
+    /// Split each message into this many flows (MPTCP-like subflows); None: one flow.
+    pub subflows: Option<u32>,
+    /// The split flows share the message's initial window instead of each having it.
+    pub share_window: bool,
+    /// Run this congestion control instead of `cc.kind` (MP-RDMA's own window rule).
+    pub cc: Option<CcKind>,
+    /// MP-RDMA's Δ: no new packet at or beyond snd_una + Δ.
+    pub ooo_limit: Option<u32>,
+}
+
+/// Makes the balancers of one kind's flows (and its switch policies).
+pub trait LbBuilder {
+    fn plan(&self) -> FlowPlan {
+        FlowPlan::default()
+    }
+    /// A flow's balancer; `base_rtt` is the flow's own idle round trip.
+    fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb;
+    /// Whether it routes in the switches (then `switch_policy` gives each switch's).
+    fn switch_side(&self) -> bool {
+        false
+    }
+    fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+        None
+    }
+}
+
+/// Reads a balancer's table (None: absent) into its builder.
+pub type PrepareLb = fn(Option<&toml::Value>, &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError>;
+
+/// A registered load balancer.
+pub struct LbEntry {
+    /// `lb.kind`, and its table `lb.<name>` when it has parameters.
+    pub name: &'static str,
+    /// How plots name it, and its colour there.
+    pub label: &'static str,
+    pub color: &'static str,
+    /// Its table's values in each preset that sets them (TOML, applied in preset order).
+    pub presets: &'static [(&'static str, &'static str)],
+    /// Check its table (`key` is `lb.<name>`).
+    pub check: fn(&toml::Value, &str) -> Result<(), ScenarioError>,
+    pub prepare: PrepareLb,
+}
+
+macro_rules! load_balancers {
+    ($($(#[$attr:meta])* $variant:ident($ty:ty): $module:ident),* $(,)?) => {
+        /// A flow's load balancer: one variant per registered balancer.
+        pub enum Lb { $($(#[$attr])* $variant($ty),)* }
+
+        /// Every load balancer lbsim has, in the order plots list them.
+        pub const REGISTRY: &[LbEntry] = &[$($(#[$attr])* $module::ENTRY,)*];
+
+        impl Lb {
+            /// Its registry name (`lb.kind`).
+            pub fn name(&self) -> &'static str {
+                match self { $($(#[$attr])* Lb::$variant(_) => $module::ENTRY.name,)* }
+            }
+        }
+
+        impl LoadBalancer for Lb {
+            #[inline]
+            fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.next_ev(now, rng, stats),)* }
+            }
+            #[inline]
+            fn on_ack(&mut self, now: SimTime, ack: &AckEcho, stats: &mut LbStats) -> AckPath {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_ack(now, ack, stats),)* }
+            }
+            #[inline]
+            fn on_nack(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_nack(now, ev, stats),)* }
+            }
+            fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_timeout(now, info, stats),)* }
+            }
+            fn on_lost(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_lost(now, ev, stats),)* }
+            }
+            fn frozen_ps(&self, now: SimTime, stats: &LbStats) -> u64 {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.frozen_ps(now, stats),)* }
+            }
         }
     };
 }
 
-impl Lb {
-    /// The scenario name of this balancer (`lb.kind`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Lb::Ecmp(_) => "ecmp",
-            Lb::Ops(_) => "ops",
-            Lb::Reps(_) => "reps",
-            Lb::Adaptive(_) => "adaptive",
-            Lb::Plb(_) => "plb",
-            Lb::Flowlet(_) => "flowlet",
-            Lb::Mprdma(_) => "mprdma",
-            Lb::Bitmap(_) => "bitmap",
-            Lb::Arcane(_) => "arcane",
-            Lb::Subflows(_) => "subflows",
+load_balancers! {
+    Ecmp(ecmp::Ecmp): ecmp,
+    Plb(plb::Plb): plb,
+    Flowlet(flowlet::Flowlet): flowlet,
+    Subflows(subflows::Subflows): subflows,
+    Ops(ops::Ops): ops,
+    Bitmap(bitmap::Bitmap): bitmap,
+    Mprdma(mprdma::Mprdma): mprdma,
+    Adaptive(adaptive::Adaptive): adaptive,
+    Arcane(arcane::Arcane): arcane,
+    Reps(reps::Reps): reps,
+    #[cfg(test)]
+    RoundRobin(tests::RoundRobinHost): tests,
+}
+
+/// The registered balancer of a kind.
+pub fn entry(kind: LbKind) -> &'static LbEntry {
+    &REGISTRY[kind.0 as usize]
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! How to add a switch-side load balancer, proved: round-robin over a
+    //! switch's uplinks, per switch, in one small file's worth of code, its
+    //! `ENTRY`, and one line in `load_balancers!`.
+
+    use super::*;
+    use crate::net::{Decision, PolicyOut, RouteCtx};
+    use crate::packet::{Packet, PacketId};
+    use crate::scenario::registry::{check_params, parse_params, NoParams};
+
+    /// An ACK echo for balancer unit tests.
+    pub fn echo(ev: u16, ecn: bool) -> AckEcho {
+        AckEcho { ev, ecn, seq: None }
+    }
+
+    /// The host side: any constant EV (the switches ignore it).
+    pub struct RoundRobinHost;
+
+    impl LoadBalancer for RoundRobinHost {
+        fn next_ev(&mut self, _now: SimTime, _rng: &mut Rng, _stats: &mut LbStats) -> u16 {
+            0
         }
     }
 
-    #[inline]
-    pub fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
-        dispatch!(self, b => b.next_ev(now, rng, stats))
+    /// The switch side: the next live uplink of the group, in turn.
+    struct RoundRobin {
+        next: usize,
     }
-    #[inline]
-    pub fn on_ack(&mut self, now: SimTime, ev: u16, ecn: bool, stats: &mut LbStats) {
-        dispatch!(self, b => b.on_ack(now, ev, ecn, stats))
+
+    impl SwitchPolicy for RoundRobin {
+        fn route(&mut self, ctx: &RouteCtx, _id: PacketId, _pkt: &mut Packet, _out: &mut PolicyOut) -> Decision {
+            if let Some(down) = ctx.down {
+                return Decision::Forward(down);
+            }
+            if ctx.group.is_empty() {
+                return Decision::Drop;
+            }
+            self.next = (self.next + 1) % ctx.group.len();
+            Decision::Forward(ctx.group[self.next])
+        }
     }
-    #[inline]
-    pub fn on_nack(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
-        dispatch!(self, b => b.on_nack(now, ev, stats))
+
+    struct Builder;
+
+    impl LbBuilder for Builder {
+        fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
+            Lb::RoundRobin(RoundRobinHost)
+        }
+        fn switch_side(&self) -> bool {
+            true
+        }
+        fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+            Some(Box::new(RoundRobin { next: 0 }))
+        }
     }
-    #[inline]
-    pub fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
-        dispatch!(self, b => b.on_timeout(now, info, stats))
+
+    fn prepare(params: Option<&toml::Value>, _c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+        parse_params::<NoParams>(params, "lb.round_robin")?;
+        Ok(Box::new(Builder))
     }
-    #[inline]
-    pub fn on_lost(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
-        dispatch!(self, b => b.on_lost(now, ev, stats))
+
+    pub const ENTRY: LbEntry = LbEntry {
+        name: "round_robin",
+        label: "Round-robin",
+        color: "#000000",
+        presets: &[],
+        check: check_params::<NoParams>,
+        prepare,
+    };
+
+    /// On a permutation every ToR's uplinks carry the same number of
+    /// packets, give or take one: what round robin does and no hash can.
+    #[test]
+    fn a_switch_side_balancer_plugs_in_by_its_registry_line() {
+        let toml = "[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"round_robin\"\n[workload]\nkind = \"permutation\"\nsize = \"256KiB\"\n";
+        let s = crate::Scenario::from_toml(toml).unwrap();
+        let mut sim = crate::build::build(&s, None).unwrap();
+        sim.run();
+        assert!(sim.flow_records().iter().all(|f| f.finished));
+        for sw in sim.net.switches.iter().filter(|s| s.tier == 0) {
+            let sent: Vec<u64> = sw.up.iter().map(|&p| sim.net.ports[p as usize].tx_packets).collect();
+            let (min, max) = (sent.iter().min().unwrap(), sent.iter().max().unwrap());
+            assert!(max - min <= 1, "{}: {sent:?}", sw.name);
+            assert!(*min > 0);
+        }
     }
 }

@@ -20,9 +20,25 @@
 //! packet at or beyond snd_una + Δ (`Flow::ooo_limit`). The REPS artifact
 //! has neither (`processEv_mprdma` has no snd_ooh): Δ = 0 turns both off.
 
-use super::{LbStats, LoadBalancer, TimeoutInfo};
+use super::{AckEcho, AckPath, FlowPlan, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::{CcKind, ScenarioError};
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// `lb.mprdma`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MprdmaParams {
+    /// The window rule MPRDMA flows run (other flows run `cc.kind`).
+    pub cc: CcKind,
+    /// Δ: the out-of-order degree MP-RDMA allows, in packets (slow-path ACKs
+    /// and the send bound snd_una + Δ); 0 = no limit, as in the REPS artifact.
+    pub ooo_limit: u32,
+}
+
+impl Params for MprdmaParams {}
 
 #[derive(Clone, Debug)]
 pub struct Mprdma {
@@ -75,8 +91,14 @@ impl LoadBalancer for Mprdma {
         }
     }
 
-    fn on_ack(&mut self, _now: SimTime, ev: u16, ecn: bool, _stats: &mut LbStats) {
-        self.granted = (!ecn).then_some(ev);
+    /// An unmarked ACK grants its path to the next packet; a per-packet ACK
+    /// more than Δ behind snd_ooh came over a slow path and grants nothing.
+    fn on_ack(&mut self, _now: SimTime, ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
+        self.granted = (!ack.ecn).then_some(ack.ev);
+        match ack.seq {
+            Some(seq) if self.ack_is_late(seq) => AckPath::Slow,
+            _ => AckPath::Normal,
+        }
     }
 
     fn on_nack(&mut self, _now: SimTime, _ev: u16, _stats: &mut LbStats) {
@@ -88,9 +110,61 @@ impl LoadBalancer for Mprdma {
     }
 }
 
+struct Builder {
+    p: MprdmaParams,
+    entropy_space: u32,
+}
+
+impl LbBuilder for Builder {
+    /// MP-RDMA flows run MP-RDMA's own window rule (`lb.mprdma.cc`) and, with Δ > 0, its send bound.
+    fn plan(&self) -> FlowPlan {
+        FlowPlan {
+            cc: Some(self.p.cc),
+            ooo_limit: (self.p.ooo_limit > 0).then_some(self.p.ooo_limit),
+            ..FlowPlan::default()
+        }
+    }
+    fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
+        Lb::Mprdma(Mprdma::new(self.entropy_space, self.p.ooo_limit))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: MprdmaParams = parse_params(params, "lb.mprdma")?;
+    Ok(Box::new(Builder {
+        p,
+        entropy_space: c.entropy_space,
+    }))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "mprdma",
+    label: "MPRDMA",
+    color: "#9467bd", // purple
+    presets: &[
+        (
+            "reps_paper",
+            r#"
+cc = "mprdma"                # MP-RDMA (NSDI '18): -1/2 packet per marked ACK
+ooo_limit = 0                # REPS §4.1's MPRDMA (the artifact's) has no OOO limit; MP-RDMA's Δ: 32 (docs/model-choices.md)
+"#,
+        ),
+        (
+            "reps_artifact",
+            r#"
+cc = "dctcp"                 # artifact: every flow runs the run's sender CC, MPRDMA_CC (lbsim's dctcp)
+ooo_limit = 0                # artifact processEv_mprdma: no snd_ooh, no out-of-order limit
+"#,
+        ),
+    ],
+    check: check_params::<MprdmaParams>,
+    prepare,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lb::tests::echo;
     use crate::rng::StreamTag;
 
     #[test]
@@ -102,22 +176,22 @@ mod tests {
         m.next_ev(t, &mut rng, &mut st); // first window: probe
         assert_eq!((st.explored, st.recycled), (1, 0));
 
-        m.on_ack(t, 77, false, &mut st);
+        m.on_ack(t, &echo(77, false), &mut st);
         assert_eq!(m.next_ev(t, &mut rng, &mut st), 77, "unmarked: the ACK's own path");
         let probe = m.next_ev(t, &mut rng, &mut st);
         assert_ne!(probe, 77, "the grant is used once; the next send probes");
         assert_eq!((st.explored, st.recycled), (2, 1));
 
-        m.on_ack(t, 77, true, &mut st);
+        m.on_ack(t, &echo(77, true), &mut st);
         let away = m.next_ev(t, &mut rng, &mut st);
         assert_ne!(away, 77, "marked: a new random path");
         assert_eq!((st.explored, st.recycled), (3, 1));
 
         // Only the latest feedback counts: a mark cancels an earlier grant.
-        m.on_ack(t, 5, false, &mut st);
-        m.on_ack(t, 6, true, &mut st);
+        m.on_ack(t, &echo(5, false), &mut st);
+        m.on_ack(t, &echo(6, true), &mut st);
         assert_ne!(m.next_ev(t, &mut rng, &mut st), 5);
-        m.on_ack(t, 5, false, &mut st);
+        m.on_ack(t, &echo(5, false), &mut st);
         m.on_nack(t, 5, &mut st);
         assert_ne!(m.next_ev(t, &mut rng, &mut st), 5, "a NACK also moves off");
         assert_eq!((st.explored, st.recycled), (5, 1));
@@ -132,22 +206,22 @@ mod tests {
         let mut st = LbStats::default();
         let t = SimTime::ZERO;
         let mut m = Mprdma::new(65536, 4);
-        m.on_ack(t, 9, false, &mut st);
+        m.on_ack(t, &echo(9, false), &mut st);
         assert!(!m.ack_is_late(10), "the first ACK sets snd_ooh = 10");
         assert_eq!(m.next_ev(t, &mut rng, &mut st), 9);
-        m.on_ack(t, 6, false, &mut st);
+        m.on_ack(t, &echo(6, false), &mut st);
         assert!(!m.ack_is_late(6), "10 − 6 = Δ: in bounds");
         assert_eq!(m.next_ev(t, &mut rng, &mut st), 6);
-        m.on_ack(t, 5, false, &mut st);
+        m.on_ack(t, &echo(5, false), &mut st);
         assert!(m.ack_is_late(5), "10 − 5 > Δ: a slow path");
         assert_ne!(m.next_ev(t, &mut rng, &mut st), 5, "the slow path is not reused");
-        m.on_ack(t, 3, false, &mut st);
+        m.on_ack(t, &echo(3, false), &mut st);
         assert!(!m.ack_is_late(30), "a new highest is never late");
         assert!(m.ack_is_late(25));
 
         let mut off = Mprdma::new(65536, 0);
         off.ack_is_late(1000);
-        off.on_ack(t, 7, false, &mut st);
+        off.on_ack(t, &echo(7, false), &mut st);
         assert!(!off.ack_is_late(0), "Δ = 0: no limit");
         assert_eq!(off.next_ev(t, &mut rng, &mut st), 7);
     }

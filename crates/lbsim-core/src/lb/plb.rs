@@ -23,9 +23,43 @@
 //!   re-paths (`tcp_plb_check_rehash` returns early while paused). The
 //!   artifact has no pause (`plb_timeout` is never set): P = 0.
 
-use super::{LbStats, LoadBalancer, TimeoutInfo};
+use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::{ScenarioError, Time};
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// `lb.plb`: PLB (Qureshi et al., SIGCOMM '22), tuned as in REPS §4.1.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlbParams {
+    /// K: a round (one base RTT) is congested when more than this fraction of its ACKs is marked.
+    pub congestion_threshold: f64,
+    /// Consecutive congested rounds before the flow moves to a new random EV.
+    pub congested_rounds: u32,
+    /// After a timeout, congestion re-paths pause for a random time in [this, twice this);
+    /// "0us": no pause (Linux `tcp_plb_suspend_rto_sec`).
+    pub pause_after_timeout: Time,
+}
+
+impl Params for PlbParams {
+    fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if !(0.0..1.0).contains(&self.congestion_threshold) {
+            return Err(ScenarioError::new(
+                format!("{key}.congestion_threshold"),
+                "must be in [0, 1)",
+            ));
+        }
+        if self.congested_rounds == 0 {
+            return Err(ScenarioError::new(
+                format!("{key}.congested_rounds"),
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct PlbConfig {
@@ -124,8 +158,9 @@ impl LoadBalancer for Plb {
         self.ev
     }
 
-    fn on_ack(&mut self, now: SimTime, _ev: u16, ecn: bool, _stats: &mut LbStats) {
-        self.count(now, ecn);
+    fn on_ack(&mut self, now: SimTime, ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
+        self.count(now, ack.ecn);
+        AckPath::Normal
     }
 
     fn on_nack(&mut self, now: SimTime, _ev: u16, _stats: &mut LbStats) {
@@ -144,12 +179,64 @@ impl LoadBalancer for Plb {
     }
 }
 
+struct Builder {
+    cfg: PlbConfig,
+    rto: SimTime,
+}
+
+impl LbBuilder for Builder {
+    fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb {
+        Lb::Plb(Plb::new(self.cfg.clone(), base_rtt, self.rto, rng))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: PlbParams = parse_params(params, "lb.plb")?;
+    let cfg = PlbConfig {
+        entropy_space: c.entropy_space,
+        congestion_threshold: p.congestion_threshold,
+        congested_rounds: p.congested_rounds,
+        pause_after_timeout: p.pause_after_timeout.value,
+    };
+    Ok(Box::new(Builder { cfg, rto: c.rto }))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "plb",
+    label: "PLB",
+    color: "#8c564b", // brown
+    presets: &[
+        (
+            "reps_paper",
+            r#"
+congestion_threshold = 0.25  # REPS §4.1 "aggressive like FlowBender": the artifact's intended plb_k (PLB's own: 0.5)
+congested_rounds = 2         # artifact: re-path when congested rounds > plb_n = 1 (PLB's own: 3 idle, 12)
+pause_after_timeout = "0us"  # REPS §4.1 tunes PLB aggressively; its runs have no pause (artifact). PLB/Linux: "60s"
+"#,
+        ),
+        (
+            "reps_artifact",
+            r#"
+congestion_threshold = 0.0   # artifact processEv_plb: `plb_k = 0.25` into an int plb_k (uec.h) stores 0: any congested feedback marks the round
+congested_rounds = 2         # artifact nextEntropy_plb: re-path when congested rounds > plb_n = 1
+pause_after_timeout = "0us"  # artifact: no pause (plb_timeout declared, never set; plb_timeout_wait only spaces RTO re-paths)
+"#,
+        ),
+    ],
+    check: check_params::<PlbParams>,
+    prepare,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::StreamTag;
 
     const RTT_US: u64 = 10;
+
+    fn ack(ecn: bool) -> AckEcho {
+        AckEcho { ev: 0, ecn, seq: None }
+    }
 
     struct Harness {
         plb: Plb,
@@ -187,7 +274,7 @@ mod tests {
                 if i + 1 == acks {
                     self.now = self.plb.round_end.expect("round started") + SimTime(1);
                 }
-                self.plb.on_ack(self.now, 0, i < marks, &mut self.stats);
+                self.plb.on_ack(self.now, &ack(i < marks), &mut self.stats);
                 self.now += SimTime(1);
             }
         }
@@ -227,7 +314,7 @@ mod tests {
     fn nacks_count_as_congested_feedback() {
         let mut h = Harness::new(0.5, 1);
         let ev = h.send();
-        h.plb.on_ack(SimTime::ZERO, 0, false, &mut h.stats);
+        h.plb.on_ack(SimTime::ZERO, &ack(false), &mut h.stats);
         h.plb.on_nack(SimTime(1), 0, &mut h.stats);
         assert_eq!(h.send(), ev, "the round is still open");
         h.plb.on_nack(SimTime::from_us(RTT_US) + SimTime(1), 0, &mut h.stats);
@@ -238,9 +325,7 @@ mod tests {
     fn a_timeout_repaths_at_most_once_per_rto() {
         let mut h = Harness::new(0.5, 2);
         let ev = h.send();
-        let info = TimeoutInfo {
-            looks_like_failure: false,
-        };
+        let info = TimeoutInfo::assumed(false);
         h.plb.on_timeout(SimTime::from_us(100), info, &mut h.stats);
         let moved = h.send();
         assert_ne!(moved, ev);
@@ -257,9 +342,7 @@ mod tests {
     #[test]
     fn congestion_repaths_pause_after_a_timeout() {
         let pause = SimTime::from_us(100);
-        let info = TimeoutInfo {
-            looks_like_failure: false,
-        };
+        let info = TimeoutInfo::assumed(false);
         let mut h = Harness::with_pause(0.5, 2, pause);
         h.plb.on_timeout(SimTime::ZERO, info, &mut h.stats);
         let after_timeout = h.send();

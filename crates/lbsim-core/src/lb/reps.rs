@@ -18,9 +18,45 @@
 //! - frozen sends cycle over the written entries only (Alg. 2 lines 8-9
 //!   advance `head`; unwritten slots after a reset are skipped).
 
-use super::{LbStats, LoadBalancer, TimeoutInfo};
+use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::{Amount, NeverTime, ScenarioError, Time};
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// `lb.reps`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepsParams {
+    pub buffer_size: u32,
+    pub freezing: bool,
+    pub freezing_timeout: Time,
+    pub freeze_rtt_factor: f64,
+    pub explore_after_freeze: Amount,
+    /// Force every REPS flow into freezing mode at this time, failure or not
+    /// (REPS App. A, Fig. 15: 150 us); "never" = only on failures.
+    pub force_freeze_at: NeverTime,
+}
+
+impl Params for RepsParams {
+    fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if self.buffer_size == 0 || self.buffer_size > 255 {
+            return Err(ScenarioError::new(
+                format!("{key}.buffer_size"),
+                "must be between 1 and 255",
+            ));
+        }
+        if self.freeze_rtt_factor.is_nan() || self.freeze_rtt_factor <= 0.0 {
+            return Err(ScenarioError::new(
+                format!("{key}.freeze_rtt_factor"),
+                "must be positive",
+            ));
+        }
+        self.explore_after_freeze
+            .check_absolute(&format!("{key}.explore_after_freeze"), false)
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct RepsConfig {
@@ -28,6 +64,8 @@ pub struct RepsConfig {
     pub entropy_space: u32,
     pub freezing: bool,
     pub freezing_timeout: SimTime,
+    /// App. A: a timeout after RTTs all below this × base RTT looks like a failure.
+    pub freeze_rtt_factor: f64,
     /// Packets explored after leaving freezing mode (NUM_PKTS_BDP).
     pub explore_after_freeze: u32,
     /// Enter freezing mode at this time whatever happens (App. A, Fig. 15).
@@ -114,9 +152,11 @@ impl Reps {
         stats.freeze_entries += 1;
     }
 
-    /// Time spent frozen so far, counting an open interval up to `now`.
-    pub fn frozen_time(&self, now: SimTime, stats: &LbStats) -> u64 {
-        stats.frozen_ps + if self.frozen { (now - self.frozen_since).ps() } else { 0 }
+    /// REPS App. A: without trimming, a timeout after low RTTs (max of the
+    /// last window below factor × base RTT) looks like a failure; with
+    /// trimming congestion shows as NACKs, so any timeout does.
+    fn looks_like_failure(&self, info: &TimeoutInfo) -> bool {
+        info.trimming || (info.recent_max_rtt.ps() as f64) < self.cfg.freeze_rtt_factor * info.base_rtt.ps() as f64
     }
 }
 
@@ -143,18 +183,19 @@ impl LoadBalancer for Reps {
     }
 
     /// Alg. 1 ONACK.
-    fn on_ack(&mut self, now: SimTime, ev: u16, ecn: bool, stats: &mut LbStats) {
+    fn on_ack(&mut self, now: SimTime, ack: &AckEcho, stats: &mut LbStats) -> AckPath {
         self.maybe_exit_freezing(now, stats);
-        if ecn {
-            return; // lines 6-8: a marked ACK's path is not cached
+        if ack.ecn {
+            return AckPath::Normal; // lines 6-8: a marked ACK's path is not cached
         }
         if !self.valid[self.head] {
             self.num_valid += 1; // lines 9-11
         }
-        self.cached[self.head] = ev; // lines 12-14
+        self.cached[self.head] = ack.ev; // lines 12-14
         self.valid[self.head] = true;
         self.written[self.head] = true;
         self.head = (self.head + 1) % self.cfg.buffer_size;
+        AckPath::Normal
     }
 
     fn on_nack(&mut self, now: SimTime, _ev: u16, stats: &mut LbStats) {
@@ -164,11 +205,56 @@ impl LoadBalancer for Reps {
     /// Alg. 1 ONFAILUREDETECTION, called on a retransmission timeout that
     /// the sender judged to look like a failure (App. A).
     fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
-        if self.cfg.freezing && info.looks_like_failure && !self.frozen && self.explore_counter == 0 {
+        if self.cfg.freezing && !self.frozen && self.explore_counter == 0 && self.looks_like_failure(&info) {
             self.enter_freezing(now, stats);
         }
     }
+
+    fn frozen_ps(&self, now: SimTime, stats: &LbStats) -> u64 {
+        stats.frozen_ps + if self.frozen { (now - self.frozen_since).ps() } else { 0 }
+    }
 }
+
+struct Builder(RepsConfig);
+
+impl LbBuilder for Builder {
+    fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
+        Lb::Reps(Reps::new(self.0.clone()))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: RepsParams = parse_params(params, "lb.reps")?;
+    let explore = c.packets(&p.explore_after_freeze, "lb.reps.explore_after_freeze")?;
+    Ok(Box::new(Builder(RepsConfig {
+        buffer_size: p.buffer_size as usize,
+        entropy_space: c.entropy_space,
+        freezing: p.freezing,
+        freezing_timeout: p.freezing_timeout.value,
+        freeze_rtt_factor: p.freeze_rtt_factor,
+        explore_after_freeze: explore,
+        force_freeze_at: p.force_freeze_at.value,
+    })))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "reps",
+    label: "REPS",
+    color: "#d62728", // red
+    presets: &[(
+        "reps_paper",
+        r#"
+buffer_size = 8              # REPS §3.1: 8-entry circular buffer
+freezing = true              # REPS §3.2
+freezing_timeout = "10ms"    # REPS artifact buffer_reps.cpp default (exit_freeze_after)
+freeze_rtt_factor = 1.65     # REPS App. A / artifact: max RTT < 1.65 x base RTT means failure
+explore_after_freeze = "1bdp" # REPS Alg. 1 line 17: NUM_PKTS_BDP
+force_freeze_at = "never"    # REPS App. A, Fig. 15 forces freezing at 150 us
+"#,
+    )],
+    check: check_params::<RepsParams>,
+    prepare,
+};
 
 #[cfg(test)]
 mod tests {
@@ -181,6 +267,7 @@ mod tests {
             entropy_space: 65536,
             freezing: true,
             freezing_timeout: SimTime::from_us(100),
+            freeze_rtt_factor: 1.65,
             explore_after_freeze: 3,
             force_freeze_at: None,
         })
@@ -202,9 +289,16 @@ mod tests {
         let mut now = SimTime::ZERO;
         for (i, (step, valid_after, frozen_after)) in steps.iter().enumerate() {
             match step {
-                Step::Ack(ev, ecn) => r.on_ack(now, *ev, *ecn, &mut st),
+                Step::Ack(ev, ecn) => {
+                    let ack = AckEcho {
+                        ev: *ev,
+                        ecn: *ecn,
+                        seq: None,
+                    };
+                    r.on_ack(now, &ack, &mut st);
+                }
                 Step::Nack => r.on_nack(now, 0, &mut st),
-                Step::Timeout(f) => r.on_timeout(now, TimeoutInfo { looks_like_failure: *f }, &mut st),
+                Step::Timeout(f) => r.on_timeout(now, TimeoutInfo::assumed(*f), &mut st),
                 Step::Send(expect) => {
                     let before = st.explored;
                     let ev = r.next_ev(now, &mut rng, &mut st);
@@ -289,6 +383,21 @@ mod tests {
             ],
         );
         assert_eq!(r.explore_counter, 0);
+    }
+
+    /// App. A: without trimming, a timeout freezes only after RTTs below
+    /// 1.65 × base RTT; with trimming, any timeout freezes.
+    #[test]
+    fn the_failure_heuristic_compares_recent_rtts_with_the_base_rtt() {
+        let r = reps(4);
+        let info = |rtt_us: u64, trimming: bool| TimeoutInfo {
+            trimming,
+            recent_max_rtt: SimTime::from_us(rtt_us),
+            base_rtt: SimTime::from_us(10),
+        };
+        assert!(r.looks_like_failure(&info(16, false)));
+        assert!(!r.looks_like_failure(&info(17, false)), "17 us > 16.5 us: congestion");
+        assert!(r.looks_like_failure(&info(17, true)));
     }
 
     #[test]

@@ -6,9 +6,43 @@
 //! with `lb.subflows.window = "single"` the whole message is one flow over
 //! `count` EVs, as the REPS artifact's `mp` balancer does.
 
-use super::{LbStats, LoadBalancer};
+use super::{FlowPlan, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
+use crate::scenario::registry::{check_params, parse_params, Params};
+use crate::scenario::ScenarioError;
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// How the subflows of a message share congestion control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubflowWindow {
+    /// Each subflow is its own connection (a QP) with its own window, starting at `cc.initial_cwnd`.
+    Full,
+    /// Each subflow has its own window, starting at `cc.initial_cwnd` / count.
+    Share,
+    /// One connection and one window; its packets take the subflows' EVs in
+    /// turn (the REPS artifact's `mp` balancer).
+    Single,
+}
+
+/// `lb.subflows`: MPTCP-like subflows (REPS §4.1: "we divide each message into 8 subflows").
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubflowsParams {
+    /// Subflows per message, each on one fixed EV.
+    pub count: u32,
+    pub window: SubflowWindow,
+}
+
+impl Params for SubflowsParams {
+    fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if self.count == 0 {
+            return Err(ScenarioError::new(format!("{key}.count"), "must be at least 1"));
+        }
+        Ok(())
+    }
+}
 
 pub struct Subflows {
     evs: Vec<u16>,
@@ -45,6 +79,63 @@ impl LoadBalancer for Subflows {
         ev
     }
 }
+
+struct Builder {
+    p: SubflowsParams,
+    entropy_space: u32,
+}
+
+impl LbBuilder for Builder {
+    /// Own windows: the message splits into `count` flows (`messages::split`); "single": one flow.
+    fn plan(&self) -> FlowPlan {
+        let own = self.p.window != SubflowWindow::Single;
+        FlowPlan {
+            subflows: own.then_some(self.p.count),
+            share_window: self.p.window == SubflowWindow::Share,
+            ..FlowPlan::default()
+        }
+    }
+    /// One EV per subflow, or all `count` when one window carries the message.
+    fn balancer(&self, _base_rtt: SimTime, rng: &mut Rng) -> Lb {
+        let evs = match self.p.window {
+            SubflowWindow::Single => self.p.count,
+            SubflowWindow::Full | SubflowWindow::Share => 1,
+        };
+        Lb::Subflows(Subflows::new(rng, self.entropy_space, evs))
+    }
+}
+
+fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
+    let p: SubflowsParams = parse_params(params, "lb.subflows")?;
+    Ok(Box::new(Builder {
+        p,
+        entropy_space: c.entropy_space,
+    }))
+}
+
+pub const ENTRY: LbEntry = LbEntry {
+    name: "subflows",
+    label: "MPTCP",   // REPS §4.1 names the 8-subflow baseline after MPTCP
+    color: "#393b79", // indigo
+    presets: &[
+        (
+            "reps_paper",
+            r#"
+count = 8                    # REPS §4.1: "we divide each message into 8 subflows"
+window = "full"              # REPS §4.1: "similarly to using multiple QPs": each its own connection
+"#,
+        ),
+        (
+            "reps_artifact",
+            r#"
+count = 8                    # artifact run scripts: -mp_flows 8
+window = "single"            # artifact uec.cpp nextEntropy_mp: one window, packets cycle over 8 EVs
+"#,
+        ),
+    ],
+    check: check_params::<SubflowsParams>,
+    prepare,
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,15 +1,20 @@
 //! The network: ports (output queue + link), switches with their forwarding
-//! rule, and host NICs. Everything lives in arenas indexed by small ids.
+//! rule and policies, and host NICs. Everything lives in arenas indexed by
+//! small ids.
 
-pub mod adaptive;
+pub mod paths;
+pub mod policy;
 pub mod port;
+pub mod queue;
 pub mod routing;
 pub mod switch;
 
-pub use port::{Node, Port, PortFault, PortId, QueueParams};
-pub use switch::{Switch, SwitchRole, UplinkPolicy};
+pub use policy::{Decision, Policies, PolicyOut, RouteCtx, SwitchPolicy};
+pub use port::{Node, Port, PortFault, PortId};
+pub use queue::{Queue, QueueDiscipline, QueueParams};
+pub use switch::{Switch, SwitchRole};
 
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketId};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -41,6 +46,8 @@ pub struct Network {
     pub ports: Vec<Port>,
     pub switches: Vec<Switch>,
     pub hosts: Vec<Host>,
+    /// Switch-side load balancers, per route class and switch.
+    pub policies: Policies,
 }
 
 impl Network {
@@ -54,34 +61,49 @@ impl Network {
         tor / self.shape.tors_per_pod
     }
 
-    /// The output port a switch forwards this packet to at `now`; None when
-    /// routing knows no uplink that reaches the destination (after a failure).
+    /// Where switch `sw` sends a packet that arrived by `ingress`: ECMP for
+    /// route class 0, else the class's policy at this switch (which may
+    /// also hold the packet or ask for more through `out`).
     #[inline]
-    pub fn route(&mut self, sw: u32, pkt: &Packet, now: SimTime) -> Option<PortId> {
-        if !pkt.adaptive {
-            return self.route_hashed(sw, pkt);
+    pub fn forward(
+        &mut self,
+        sw: u32,
+        ingress: PortId,
+        id: PacketId,
+        pkt: &mut Packet,
+        now: SimTime,
+        out: &mut PolicyOut,
+    ) -> Decision {
+        if pkt.route == 0 {
+            return match self.route_hashed(sw, pkt) {
+                Some(p) => Decision::Forward(p),
+                None => Decision::Drop, // routing knows no way there
+            };
         }
         let s = &self.switches[sw as usize];
         let dst_tor = self.tor_of(pkt.dst);
-        if let Some(p) = self.down_port(s, dst_tor, pkt.dst) {
-            return Some(p);
-        }
-        let s = &mut self.switches[sw as usize];
-        let group = match &s.groups_by_dst {
-            None => &s.up,
-            Some(g) => &g[dst_tor as usize],
+        let down = self.down_port(s, dst_tor, pkt.dst);
+        let ctx = RouteCtx {
+            now,
+            switch: sw,
+            sw: s,
+            ports: &self.ports,
+            ingress,
+            down,
+            group: if down.is_some() { &[] } else { s.group(dst_tor) },
         };
-        adaptive::shortest_queue(&self.ports, group, now, &mut s.rng)
+        self.policies.get(pkt.route, sw).route(&ctx, id, pkt, out)
     }
 
-    /// Where a packet goes by its hash (every packet not flagged adaptive).
+    /// Where a packet goes by its hash: down if below, else ECMP over the
+    /// uplinks routing believes reach the destination (None: none does).
     #[inline]
-    fn route_hashed(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
+    pub fn route_hashed(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
         let s = &self.switches[sw as usize];
         let dst_tor = self.tor_of(pkt.dst);
         match self.down_port(s, dst_tor, pkt.dst) {
             Some(p) => Some(p),
-            None => self.uplink(s, dst_tor, pkt),
+            None => s.ecmp_pick(s.group(dst_tor), pkt),
         }
     }
 
@@ -96,97 +118,6 @@ impl Network {
             }
             SwitchRole::Core => Some(s.down[self.pod_of_tor(dst_tor) as usize]),
         }
-    }
-
-    #[inline]
-    fn uplink(&self, s: &Switch, dst_tor: u32, pkt: &Packet) -> Option<PortId> {
-        match s.policy {
-            UplinkPolicy::Ecmp => s.ecmp_pick(s.group(dst_tor), pkt),
-        }
-    }
-
-    /// Ports a packet from `src` to `dst` with entropy `ev` crosses, in order.
-    pub fn path(&self, src: u32, dst: u32, ev: u16) -> Vec<PortId> {
-        let probe = Packet {
-            kind: crate::packet::PacketKind::Data,
-            flow: 0,
-            seq: 0,
-            src,
-            dst,
-            size: 0,
-            ev,
-            ecn: false,
-            trimmed: false,
-            adaptive: false,
-            span: 0,
-            sent_at: SimTime::ZERO,
-        };
-        let mut ports = vec![self.hosts[src as usize].nic];
-        loop {
-            let last = &self.ports[*ports.last().unwrap() as usize];
-            match last.to {
-                Node::Host(_) => return ports,
-                Node::Switch(sw) => ports.push(
-                    self.route_hashed(sw, &probe)
-                        .expect("the healthy tree routes everywhere"),
-                ),
-            }
-        }
-    }
-
-    /// Round-trip time on an idle network: a `data_bytes` packet along the
-    /// forward path and an `ack_bytes` packet back (store and forward at
-    /// every hop).
-    pub fn base_rtt(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> SimTime {
-        let one_way = |a, b, bytes| {
-            self.path(a, b, 0)
-                .iter()
-                .map(|&p| {
-                    let port = &self.ports[p as usize];
-                    port.rate.serialization(bytes) + port.latency
-                })
-                .fold(SimTime::ZERO, |x, y| x + y)
-        };
-        one_way(src, dst, data_bytes) + one_way(dst, src, ack_bytes)
-    }
-
-    /// Completion time of a message of `npkts` packets (all `full` bytes on
-    /// the wire but the last, `last` bytes) sent back to back from `src` to
-    /// `dst` on an idle network, until its last byte reaches `dst`: store and
-    /// forward at every hop, as the engine does.
-    ///
-    /// Packet i leaves hop k at D(k,i) = max(D(k−1,i) + latency(k−1), D(k,i−1)) + ser_k(i).
-    /// Unrolled, the last departure is the heaviest monotone path through the
-    /// (hop, packet) grid: packet 0 up to hop j, all but the last packet at j,
-    /// the second-to-last packet on to hop j' ≥ j, the last packet from j' on.
-    /// That is O(hops²) per message, exact to the picosecond.
-    pub fn ideal_fct(&self, src: u32, dst: u32, npkts: u64, full: u64, last: u64) -> SimTime {
-        let path = self.path(src, dst, 0);
-        let ser = |bytes: u64| -> Vec<u64> {
-            path.iter()
-                .map(|&p| self.ports[p as usize].rate.serialization(bytes).ps())
-                .collect()
-        };
-        let (sf, sl) = (ser(full), ser(last));
-        let latency: u64 = path.iter().map(|&p| self.ports[p as usize].latency.ps()).sum();
-        if npkts <= 1 {
-            return SimTime(latency + sl.iter().sum::<u64>());
-        }
-        let h = path.len();
-        let mut best = 0;
-        for j in 0..h {
-            let before: u64 = sf[..j].iter().sum();
-            let at_j = (npkts - 1) * sf[j];
-            let mut between = 0; // sf over (j, j']
-            for jj in j..h {
-                if jj > j {
-                    between += sf[jj];
-                }
-                let after: u64 = sl[jj..].iter().sum();
-                best = best.max(before + at_j + between + after);
-            }
-        }
-        SimTime(latency + best)
     }
 
     /// The pair of hosts farthest apart (first host and last host: they

@@ -1,11 +1,10 @@
 //! A port is an output queue plus the link behind it: packets wait in the
-//! queue, are serialized at the link rate, then travel for the link's fixed
-//! latency in a FIFO (one pending event per link, as htsim's pipe does).
-//!
-//! Two classes share the port with strict priority: control (ACK, NACK,
-//! trimmed headers) ahead of data. Only the data class has a byte capacity;
-//! control packets are a few tens of bytes and are never dropped here.
+//! queue (`net::queue`), are serialized at the link rate, then travel for
+//! the link's fixed latency in a FIFO (one pending event per link, as
+//! htsim's pipe does). Every port knows the port of the same cable in the
+//! other direction (`reverse`).
 
+use super::queue::Queue;
 use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -18,22 +17,6 @@ pub type PortId = u32;
 pub enum Node {
     Host(u32),
     Switch(u32),
-}
-
-/// Queue behaviour shared by all switch ports of a scenario.
-#[derive(Clone, Copy, Debug)]
-pub struct QueueParams {
-    /// Data-class capacity in bytes (drop-tail or trim beyond it).
-    pub capacity: u64,
-    /// RED-style ECN: probability rises linearly from 0 at `kmin` to 1 at `kmax` (bytes).
-    pub kmin: u64,
-    pub kmax: u64,
-    /// Mark when a packet leaves the queue (REPS and ARCANE papers' choice) or when it joins.
-    pub ecn_at_dequeue: bool,
-    /// Cut a packet that does not fit to its header and forward it with priority.
-    pub trimming: bool,
-    /// Bytes a trimmed packet keeps.
-    pub header_bytes: u32,
 }
 
 /// Packet loss on a working link.
@@ -53,6 +36,8 @@ pub struct Port {
     pub name: String,
     pub from: Node,
     pub to: Node,
+    /// The same cable's other direction.
+    pub reverse: PortId,
     pub rate: Rate,
     /// Propagation latency, plus the traversal latency of the switch it leads into.
     pub latency: SimTime,
@@ -65,11 +50,9 @@ pub struct Port {
     pub base_rate: Rate,
     /// Loss on a link that is up (random or every nth packet).
     pub(crate) fault: PortFault,
-    pub params: QueueParams,
-    /// Waiting packets with their wire size.
-    pub(crate) prio: VecDeque<(PacketId, u32)>,
-    pub(crate) data: VecDeque<(PacketId, u32)>,
-    pub(crate) data_bytes: u64,
+    /// Draws for random loss, apart from the queue's ECN draws so turning loss on does not reshuffle marking.
+    pub(crate) fault_rng: Rng,
+    pub queue: Queue,
     /// The link is serializing until this time.
     pub(crate) busy_until: SimTime,
     /// Time of the one valid TxDone event, if scheduled (only when something
@@ -80,34 +63,20 @@ pub struct Port {
     ps_per_byte: Option<u64>,
     /// Packets on the wire with their arrival time at the far end.
     pub(crate) wire: VecDeque<(SimTime, PacketId)>,
-    pub(crate) rng: Rng,
-    /// Draws for random loss, apart from the ECN draws so turning loss on does not reshuffle marking.
-    pub(crate) fault_rng: Rng,
     /// Bytes and packets this port has put on the wire.
     pub tx_bytes: u64,
     pub tx_packets: u64,
-    /// Data packets its full queue dropped (congestion).
-    pub drops: u64,
-    /// Largest data-class occupancy seen, in bytes: over the run, and since the last sample.
-    pub max_queue_bytes: u64,
-    pub(crate) window_max_queue: u64,
 }
 
 impl Port {
-    pub fn new(
-        name: String,
-        from: Node,
-        to: Node,
-        rate: Rate,
-        latency: SimTime,
-        params: QueueParams,
-        rng: Rng,
-        fault_rng: Rng,
-    ) -> Self {
+    /// A port with its queue; `reverse` is set when the cable's other direction exists.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, from: Node, to: Node, rate: Rate, latency: SimTime, queue: Queue, fault_rng: Rng) -> Self {
         Port {
             name,
             from,
             to,
+            reverse: PortId::MAX,
             rate,
             latency,
             up: true,
@@ -115,21 +84,14 @@ impl Port {
             routed_down: 0,
             base_rate: rate,
             fault: PortFault::None,
-            params,
-            prio: VecDeque::new(),
-            data: VecDeque::new(),
-            data_bytes: 0,
+            fault_rng,
+            queue,
             busy_until: SimTime::ZERO,
             tx_event_at: None,
             ps_per_byte: Self::ps_per_byte(rate),
             wire: VecDeque::new(),
-            rng,
-            fault_rng,
             tx_bytes: 0,
             tx_packets: 0,
-            drops: 0,
-            max_queue_bytes: 0,
-            window_max_queue: 0,
         }
     }
 
@@ -173,62 +135,12 @@ impl Port {
     /// a data packet joining now waits behind (adaptive routing's measure).
     #[inline]
     pub fn backlog_bytes(&self, now: SimTime) -> u64 {
+        use super::queue::QueueDiscipline;
         let on_line = if self.busy_until > now {
             self.rate.bytes_in(self.busy_until - now)
         } else {
             0
         };
-        self.data_bytes + on_line
-    }
-
-    /// RED marking decision for a data packet at the given occupancy.
-    #[inline]
-    pub fn ecn_mark(&mut self, occupancy: u64) -> bool {
-        let QueueParams { kmin, kmax, .. } = self.params;
-        if occupancy <= kmin {
-            false
-        } else if occupancy >= kmax {
-            true
-        } else {
-            let p = (occupancy - kmin) as f64 / (kmax - kmin) as f64;
-            self.rng.unit() < p
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::StreamTag;
-
-    fn port(kmin: u64, kmax: u64) -> Port {
-        let params = QueueParams {
-            capacity: 1000,
-            kmin,
-            kmax,
-            ecn_at_dequeue: true,
-            trimming: false,
-            header_bytes: 64,
-        };
-        Port::new(
-            "p".into(),
-            Node::Host(0),
-            Node::Switch(0),
-            Rate::gbps(400),
-            SimTime(0),
-            params,
-            Rng::new(1, StreamTag::Port, 0),
-            Rng::new(1, StreamTag::PortFault, 0),
-        )
-    }
-
-    #[test]
-    fn red_marking_is_linear_between_thresholds() {
-        let mut p = port(200, 800);
-        assert!(!p.ecn_mark(200));
-        assert!(p.ecn_mark(800));
-        let n = 20_000;
-        let marked = (0..n).filter(|_| p.ecn_mark(350)).count() as f64 / n as f64;
-        assert!((marked - 0.25).abs() < 0.02, "{marked}");
+        self.queue.backlog_bytes() + on_line
     }
 }

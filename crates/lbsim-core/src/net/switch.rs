@@ -1,13 +1,12 @@
-//! Switches forward down by destination and up through a policy over their
-//! uplink group. ECMP hashes (src, dst, entropy value, per-switch salt); the
-//! sender never learns which uplink an entropy value maps to (REPS §2.2).
-//! A packet flagged `adaptive` goes up the shortest queue instead (see
-//! `adaptive`). Further switch-side load balancers (DRILL, CONGA, LetFlow,
-//! ConWeave) become `UplinkPolicy` variants.
+//! Switches forward down by destination (the way down a fat tree is unique)
+//! and up through ECMP over their uplink group: a hash of (src, dst,
+//! entropy value, per-switch salt), so the sender never learns which uplink
+//! an entropy value maps to (REPS §2.2). Packets of a switch-side load
+//! balancer (route class > 0) go to its policy instead (`net::policy`).
 
 use super::port::PortId;
 use crate::packet::Packet;
-use crate::rng::{mix64, Rng};
+use crate::rng::mix64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchRole {
@@ -19,11 +18,6 @@ pub enum SwitchRole {
     Agg { pod: u32 },
     /// Tier 2: one downlink per pod.
     Core,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UplinkPolicy {
-    Ecmp,
 }
 
 pub struct Switch {
@@ -39,9 +33,6 @@ pub struct Switch {
     /// set by routing convergence after a failure (see `crate::failure`).
     pub groups_by_dst: Option<Vec<Vec<PortId>>>,
     pub salt: u64,
-    pub policy: UplinkPolicy,
-    /// The switch's own random stream (tie-breaks of adaptive routing).
-    pub rng: Rng,
 }
 
 /// The ECMP hash of a packet's (src, dst, entropy value) at a switch with this salt.

@@ -5,11 +5,14 @@
 //! scenario.
 
 pub mod failures;
+pub mod registry;
 pub mod units;
 
 pub use crate::workload::collective::Layout;
 pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
+pub use registry::{CcKind, LbKind};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 pub use units::{Amount, AmountValue, AutoTime, NeverTime, RateSpec, Time};
 
@@ -119,9 +122,21 @@ pub struct Queue {
     pub trimming: bool,
 }
 
+/// Which transport flows run (`transport::receiver`): the receiver's rule and its ACK policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// Ultra Ethernet's out-of-order tolerant transport with selective ACKs (REPS §2.1).
+    Sack,
+    /// Test-only: the in-order receiver of the "add a transport" example.
+    #[cfg(test)]
+    InOrder,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Transport {
+    pub kind: TransportKind,
     /// Retransmission timeout; "auto" = base RTT of the longest path plus one
     /// full-queue drain per hop (the REPS artifact's rule).
     pub rto: AutoTime,
@@ -132,19 +147,9 @@ pub struct Transport {
     pub ack_delay: NeverTime,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CcKind {
-    /// The REPS artifact's DCTCP variant (REPS §4.1).
-    Dctcp,
-    /// Receiver-driven credits (Olteanu et al., NSDI '22).
-    Eqds,
-    /// MP-RDMA's per-ACK rule (MP-RDMA, NSDI '18).
-    Mprdma,
-}
-
+/// `[cc]`: the algorithm (`kind`, a `cc::REGISTRY` name), the keys window
+/// algorithms share, and each algorithm's own table (`cc.<name>`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Cc {
     pub kind: CcKind,
     pub initial_cwnd: Amount,
@@ -153,58 +158,42 @@ pub struct Cc {
     pub wait_to_decrease: bool,
     /// Weight of the newest ACK in that average.
     pub wtd_alpha: f64,
-    pub eqds: EqdsParams,
+    /// `cc.<name>` tables, each checked by its algorithm's registry entry.
+    #[serde(flatten)]
+    pub tables: BTreeMap<String, toml::Value>,
 }
 
+const CC_KEYS: &[&str] = &["kind", "initial_cwnd", "max_cwnd", "wait_to_decrease", "wtd_alpha"];
+
+/// `[lb]`: the balancer (`kind`, a `lb::REGISTRY` name), the header's
+/// entropy space, mixed traffic, and each balancer's own table (`lb.<name>`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EqdsParams {
-    /// What a message sends before any credit: its first BDP (EQDS §3).
-    pub unsolicited: Amount,
-    /// The receiver's credit rate as a fraction of its link rate.
-    pub pull_rate: f64,
-    /// A sender that lost data or credit and cannot send asks for credit with an RTS
-    /// (EQDS; htsim `sendRTS`); false: it reuses the lost packet's credit and grants itself
-    /// one after an RTO stalled.
-    pub rts: bool,
-    /// The receiver credits retransmissions (trims, RTS backlogs) before new data
-    /// (htsim `EqdsPullPacer`); false: one round-robin for both.
-    pub retransmit_priority: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LbKind {
-    Ecmp,
-    Ops,
-    Reps,
-    /// Switches route each packet up the shortest queue (REPS §4.1, "Adaptive RoCE").
-    Adaptive,
-    Plb,
-    Flowlet,
-    Mprdma,
-    Bitmap,
-    Arcane,
-    /// MPTCP-like: each message over `lb.subflows.count` fixed EVs (REPS §4.1).
-    Subflows,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Lb {
     pub kind: LbKind,
     pub entropy_space: u32,
-    pub reps: RepsParams,
-    pub plb: PlbParams,
-    pub flowlet: FlowletParams,
-    pub mprdma: MprdmaParams,
-    pub bitmap: BitmapParams,
-    pub arcane: ArcaneParams,
-    pub subflows: SubflowsParams,
+    /// `lb.<name>` tables, each checked by its balancer's registry entry.
+    #[serde(flatten)]
+    pub tables: BTreeMap<String, toml::Value>,
     /// Mixed traffic: a fraction of the flows, drawn at random, use another
     /// load balancer (REPS Fig. 5: 10 % ECMP); the rest use `kind`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mix: Vec<LbShare>,
+}
+
+const LB_KEYS: &[&str] = &["kind", "entropy_space", "mix"];
+
+impl Lb {
+    /// A balancer's own table, if the scenario has one.
+    pub fn table(&self, kind: LbKind) -> Option<&toml::Value> {
+        self.tables.get(kind.name())
+    }
+}
+
+impl Cc {
+    /// An algorithm's own table, if the scenario has one.
+    pub fn table(&self, kind: CcKind) -> Option<&toml::Value> {
+        self.tables.get(kind.name())
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -212,95 +201,6 @@ pub struct Lb {
 pub struct LbShare {
     pub kind: LbKind,
     pub fraction: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RepsParams {
-    pub buffer_size: u32,
-    pub freezing: bool,
-    pub freezing_timeout: Time,
-    pub freeze_rtt_factor: f64,
-    pub explore_after_freeze: Amount,
-    /// Force every REPS flow into freezing mode at this time, failure or not
-    /// (REPS App. A, Fig. 15: 150 us); "never" = only on failures.
-    pub force_freeze_at: NeverTime,
-}
-
-/// PLB (Qureshi et al., SIGCOMM '22), tuned as in REPS §4.1.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlbParams {
-    /// K: a round (one base RTT) is congested when more than this fraction of its ACKs is marked.
-    pub congestion_threshold: f64,
-    /// Consecutive congested rounds before the flow moves to a new random EV.
-    pub congested_rounds: u32,
-    /// After a timeout, congestion re-paths pause for a random time in [this, twice this);
-    /// "0us": no pause (Linux `tcp_plb_suspend_rto_sec`).
-    pub pause_after_timeout: Time,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowletParams {
-    /// Idle gap that starts a new flowlet; "auto" = half the flow's base RTT (REPS §4.1).
-    pub timeout: AutoTime,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MprdmaParams {
-    /// The window rule MPRDMA flows run (other flows run `cc.kind`).
-    pub cc: CcKind,
-    /// Δ: the out-of-order degree MP-RDMA allows, in packets (slow-path ACKs
-    /// and the send bound snd_una + Δ); 0 = no limit, as in the REPS artifact.
-    pub ooo_limit: u32,
-}
-
-/// BitMap: per-EV penalties (REPS §4.1, STrack-like). Penalties are at most 255.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BitmapParams {
-    /// EVs sprayed over round-robin, capped by `lb.entropy_space`.
-    pub entropy_space: u32,
-    pub max_penalty: u8,
-    pub ecn_penalty: u8,
-    pub nack_penalty: u8,
-    pub timeout_penalty: u8,
-}
-
-/// ARCANE (workshop paper, Alg. 1).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArcaneParams {
-    /// Alg. 1 line 1: entropies explored in order, capped by `lb.entropy_space`.
-    pub entropy_space: u32,
-    /// Alg. 1 line 3.
-    pub buffer_size: u32,
-    /// Alg. 1 line 6: sequential exploration lasts this many bytes of sends.
-    pub explore: Amount,
-}
-
-/// How the subflows of a message share congestion control.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SubflowWindow {
-    /// Each subflow is its own connection (a QP) with its own window, starting at `cc.initial_cwnd`.
-    Full,
-    /// Each subflow has its own window, starting at `cc.initial_cwnd` / count.
-    Share,
-    /// One connection and one window; its packets take the subflows' EVs in
-    /// turn (the REPS artifact's `mp` balancer).
-    Single,
-}
-
-/// MPTCP-like subflows (REPS §4.1: "we divide each message into 8 subflows").
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SubflowsParams {
-    /// Subflows per message, each on one fixed EV.
-    pub count: u32,
-    pub window: SubflowWindow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -415,20 +315,43 @@ pub fn preset_names() -> &'static [&'static str] {
     &["reps_paper", "reps_artifact"]
 }
 
-fn preset_table(name: &str) -> Result<toml::Table, ScenarioError> {
-    let paper: toml::Table = PRESET_PAPER.parse().expect("built-in preset parses");
+/// A preset's chain of layers, the base first, with each layer's file.
+fn preset_chain(name: &str) -> Option<&'static [(&'static str, &'static str)]> {
+    const PAPER: (&str, &str) = ("reps_paper", PRESET_PAPER);
+    const ARTIFACT: (&str, &str) = ("reps_artifact", PRESET_ARTIFACT);
     match name {
-        "reps_paper" => Ok(paper),
-        "reps_artifact" => {
-            let mut t = paper;
-            merge(&mut t, PRESET_ARTIFACT.parse().expect("built-in preset parses"), "");
-            Ok(t)
-        }
-        other => Err(ScenarioError::new(
-            "preset",
-            format!("unknown preset \"{other}\"; known: {}", preset_names().join(", ")),
-        )),
+        "reps_paper" => Some(&[PAPER]),
+        "reps_artifact" => Some(&[PAPER, ARTIFACT]),
+        _ => None,
     }
+}
+
+/// A preset as one table: each layer's file, then each registered part's
+/// values for that layer under its own table (`lb.<name>`, `cc.<name>`).
+fn preset_table(name: &str) -> Result<toml::Table, ScenarioError> {
+    let Some(chain) = preset_chain(name) else {
+        return Err(ScenarioError::new(
+            "preset",
+            format!("unknown preset \"{name}\"; known: {}", preset_names().join(", ")),
+        ));
+    };
+    let mut t = toml::Table::new();
+    for (layer, file) in chain {
+        merge(&mut t, file.parse().expect("built-in preset parses"), "");
+        let parts = crate::lb::REGISTRY.iter().map(|e| ("lb", e.name, e.presets));
+        let parts = parts.chain(crate::cc::REGISTRY.iter().map(|e| ("cc", e.name, e.presets)));
+        for (section, part, presets) in parts {
+            for (_, text) in presets.iter().filter(|(l, _)| l == layer) {
+                let values: toml::Table = text.parse().expect("built-in part preset parses");
+                let mut wrapped = toml::Table::new();
+                wrapped.insert(part.to_string(), toml::Value::Table(values));
+                let mut outer = toml::Table::new();
+                outer.insert(section.to_string(), toml::Value::Table(wrapped));
+                merge(&mut t, outer, "");
+            }
+        }
+    }
+    Ok(t)
 }
 
 /// The preset a user table builds on.
@@ -602,6 +525,7 @@ impl Scenario {
                 ));
             }
         }
+        self.check_parts()?;
         if !(2..=3).contains(&self.topology.tiers) {
             return Err(ScenarioError::new(
                 "topology.tiers",
@@ -610,13 +534,6 @@ impl Scenario {
         }
         if self.lb.entropy_space == 0 || self.lb.entropy_space > 65536 {
             return Err(ScenarioError::new("lb.entropy_space", "must be between 1 and 65536"));
-        }
-        let r = &self.lb.reps;
-        if r.buffer_size == 0 || r.buffer_size > 255 {
-            return Err(ScenarioError::new("lb.reps.buffer_size", "must be between 1 and 255"));
-        }
-        if !(r.freeze_rtt_factor > 0.0) {
-            return Err(ScenarioError::new("lb.reps.freeze_rtt_factor", "must be positive"));
         }
         let t = &self.transport;
         if t.ack_ratio == 0 || t.ack_ratio > u16::MAX as u32 {
@@ -638,51 +555,15 @@ impl Scenario {
                 format!("must be in (0, 1], got {}", c.wtd_alpha),
             ));
         }
-        if !(c.eqds.pull_rate > 0.0 && c.eqds.pull_rate <= 1.0) {
-            return Err(ScenarioError::new(
-                "cc.eqds.pull_rate",
-                format!(
-                    "must be in (0, 1] (a fraction of the link rate), got {}",
-                    c.eqds.pull_rate
-                ),
-            ));
-        }
-        self.lb.check_baselines()
-    }
-}
-
-impl Lb {
-    /// Ranges of the baseline balancers' keys.
-    fn check_baselines(&self) -> Result<(), ScenarioError> {
-        let bad = |key: &str, msg: &str| Err(ScenarioError::new(key, msg));
-        let p = &self.plb;
-        if !(0.0..1.0).contains(&p.congestion_threshold) {
-            return bad("lb.plb.congestion_threshold", "must be in [0, 1)");
-        }
-        if p.congested_rounds == 0 {
-            return bad("lb.plb.congested_rounds", "must be at least 1");
-        }
-        if self.flowlet.timeout.value == Some(crate::time::SimTime::ZERO) {
-            return bad("lb.flowlet.timeout", "must be positive (or \"auto\")");
-        }
-        let b = &self.bitmap;
-        if b.entropy_space == 0 || b.entropy_space > 65536 {
-            return bad("lb.bitmap.entropy_space", "must be between 1 and 65536");
-        }
-        if b.max_penalty == 0 {
-            return bad("lb.bitmap.max_penalty", "must be at least 1");
-        }
-        let a = &self.arcane;
-        if a.entropy_space == 0 || a.entropy_space > 65536 {
-            return bad("lb.arcane.entropy_space", "must be between 1 and 65536");
-        }
-        if a.buffer_size == 0 || a.buffer_size > 255 {
-            return bad("lb.arcane.buffer_size", "must be between 1 and 255");
-        }
-        if self.subflows.count == 0 {
-            return bad("lb.subflows.count", "must be at least 1");
-        }
         Ok(())
+    }
+
+    /// The per-part tables of `[lb]` and `[cc]`, each checked by its registry entry.
+    fn check_parts(&self) -> Result<(), ScenarioError> {
+        let lb = |name: &str| LbKind::named(name).map(|k| crate::lb::entry(k).check);
+        registry::check_tables("lb", &self.lb.tables, LB_KEYS, lb, &LbKind::known())?;
+        let cc = |name: &str| CcKind::named(name).map(|k| crate::cc::entry(k).check);
+        registry::check_tables("cc", &self.cc.tables, CC_KEYS, cc, &CcKind::known())
     }
 }
 
@@ -731,7 +612,7 @@ mod tests {
     #[test]
     fn overrides_and_round_trip() {
         let s = Scenario::from_toml_with("", &[("lb.kind".into(), "ops".into()), ("seed".into(), "9".into())]).unwrap();
-        assert_eq!(s.lb.kind, LbKind::Ops);
+        assert_eq!(s.lb.kind.name(), "ops");
         assert_eq!(s.seed, 9);
         let again = Scenario::from_toml(&s.to_toml()).unwrap();
         assert_eq!(again.to_toml(), s.to_toml());

@@ -130,6 +130,25 @@ impl Amount {
     }
 }
 
+impl Amount {
+    /// Checks for an amount that is not relative to a reference (no
+    /// percentage) and, when `positive`, not zero; errors name `key`.
+    pub fn check_absolute(&self, key: &str, positive: bool) -> Result<(), super::ScenarioError> {
+        let zero = match self.value {
+            AmountValue::Bytes(b) => b == 0,
+            AmountValue::Packets(x) | AmountValue::Bdp(x) => x == 0.0,
+            AmountValue::Percent(_) => {
+                let msg = format!("\"{}\": a percentage is not meaningful here", self.text);
+                return Err(super::ScenarioError::new(key, msg));
+            }
+        };
+        if positive && zero {
+            return Err(super::ScenarioError::new(key, "must be positive"));
+        }
+        Ok(())
+    }
+}
+
 macro_rules! text_quantity {
     ($ty:ident, $parse:ident, $expect:literal, $allow_int:literal) => {
         impl<'de> Deserialize<'de> for $ty {

@@ -426,7 +426,7 @@ mod tests {
     fn permutation_is_a_derangement() {
         let mut rng = Rng::new(3, StreamTag::Workload, 0);
         let p = permutation(128, &mut rng);
-        let mut seen = vec![false; 128];
+        let mut seen = [false; 128];
         for (i, &d) in p.iter().enumerate() {
             assert_ne!(i as u32, d);
             assert!(!seen[d as usize]);

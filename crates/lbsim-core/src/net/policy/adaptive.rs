@@ -9,9 +9,37 @@
 //! A switch sees its own links go down at once, so a dead uplink is skipped
 //! even before routing converges (docs/model-choices.md).
 
-use super::port::{Port, PortId};
-use crate::rng::Rng;
+use super::{Decision, PolicyOut, RouteCtx, SwitchPolicy};
+use crate::net::{Port, PortId};
+use crate::packet::{Packet, PacketId};
+use crate::rng::{Rng, StreamTag};
 use crate::time::SimTime;
+
+pub struct Adaptive {
+    /// The switch's tie-break stream.
+    rng: Rng,
+}
+
+impl Adaptive {
+    pub fn new(seed: u64, switch: u32) -> Self {
+        Adaptive {
+            rng: Rng::new(seed, StreamTag::SwitchTieBreak, switch as u64),
+        }
+    }
+}
+
+impl SwitchPolicy for Adaptive {
+    #[inline]
+    fn route(&mut self, ctx: &RouteCtx, _id: PacketId, _pkt: &mut Packet, _out: &mut PolicyOut) -> Decision {
+        if let Some(down) = ctx.down {
+            return Decision::Forward(down);
+        }
+        match shortest_queue(ctx.ports, ctx.group, ctx.now, &mut self.rng) {
+            Some(p) => Decision::Forward(p),
+            None => Decision::Drop,
+        }
+    }
+}
 
 /// The live port of `group` with the shortest backlog; None when none is up.
 #[inline]
@@ -40,10 +68,10 @@ pub fn shortest_queue(ports: &[Port], group: &[PortId], now: SimTime, rng: &mut 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::build;
+    use crate::net::queue::Queue;
     use crate::net::Network;
-    use crate::packet::{Packet, PacketKind};
-    use crate::time::SimTime;
     use crate::Scenario;
 
     /// 32 hosts, radix 8: ToR t0_0 has hosts 0-3 and 4 uplinks.
@@ -52,21 +80,8 @@ mod tests {
         build::build(&s, None).unwrap().net
     }
 
-    fn packet(src: u32, dst: u32, adaptive: bool) -> Packet {
-        Packet {
-            kind: PacketKind::Data,
-            flow: 0,
-            seq: 0,
-            src,
-            dst,
-            size: 4096,
-            ev: 0,
-            ecn: false,
-            trimmed: false,
-            adaptive,
-            span: 0,
-            sent_at: SimTime::ZERO,
-        }
+    fn packet(src: u32, dst: u32) -> Packet {
+        Packet::data(0, 0, src, dst, 4096, 0, 1, SimTime::ZERO)
     }
 
     /// t0_0's uplinks, to t1_0 ... t1_3.
@@ -76,44 +91,66 @@ mod tests {
             .collect()
     }
 
+    fn set_backlog(n: &mut Network, p: u32, bytes: u64) {
+        let Queue::TwoClass(q) = &mut n.ports[p as usize].queue else {
+            unreachable!()
+        };
+        q.set_backlog_for_test(bytes);
+    }
+
+    fn route(n: &Network, a: &mut Adaptive, pkt: &Packet, now: SimTime) -> Decision {
+        let sw = n.switch_by_name("t0_0").unwrap();
+        let s = &n.switches[sw as usize];
+        let dst_tor = n.tor_of(pkt.dst);
+        let ctx = RouteCtx {
+            now,
+            switch: sw,
+            sw: s,
+            ports: &n.ports,
+            ingress: n.hosts[pkt.src as usize].nic,
+            down: n.down_port(s, dst_tor, pkt.dst),
+            group: s.group(dst_tor),
+        };
+        a.route(&ctx, 0, &mut pkt.clone(), &mut PolicyOut::default())
+    }
+
     #[test]
     fn picks_the_uplink_with_the_fewest_bytes_queued() {
         let mut n = net();
-        let t0 = n.switch_by_name("t0_0").unwrap();
+        let mut a = Adaptive::new(1, 0);
         let now = SimTime::from_us(5);
         let up = uplinks(&n);
         for (j, bytes) in [(0, 40_000), (1, 12_000), (2, 8_192), (3, 30_000)] {
-            n.ports[up[j] as usize].data_bytes = bytes;
+            set_backlog(&mut n, up[j], bytes);
         }
-        assert_eq!(n.route(t0, &packet(0, 31, true), now), Some(up[2]));
+        assert_eq!(route(&n, &mut a, &packet(0, 31), now), Decision::Forward(up[2]));
         // What is left of the packet on the line counts: 8192 B queued plus
         // 1 us of a 400 Gb/s line (50 000 B) is longer than 12 000 B.
         n.ports[up[2] as usize].busy_until = now + SimTime::from_us(1);
-        assert_eq!(n.route(t0, &packet(0, 31, true), now), Some(up[1]));
+        assert_eq!(route(&n, &mut a, &packet(0, 31), now), Decision::Forward(up[1]));
         // A dead uplink is skipped even before routing converges.
         n.ports[up[1] as usize].up = false;
-        assert_eq!(n.route(t0, &packet(0, 31, true), now), Some(up[3]));
+        assert_eq!(route(&n, &mut a, &packet(0, 31), now), Decision::Forward(up[3]));
         // Down is unique, whatever the queues: t0_0 delivers to its own host 2.
         let down = n.port_by_name("t0_0->h2").unwrap();
-        assert_eq!(n.route(t0, &packet(31, 2, true), now), Some(down));
-        // A packet without the flag is hashed as before, queues or not.
-        let hashed = packet(0, 31, false);
-        let expect = {
-            let s = &n.switches[t0 as usize];
-            s.ecmp_pick(s.group(7), &hashed)
-        };
-        assert_eq!(n.route(t0, &hashed, now), expect);
+        assert_eq!(route(&n, &mut a, &packet(31, 2), now), Decision::Forward(down));
+        for &p in &up {
+            n.ports[p as usize].up = false;
+        }
+        assert_eq!(route(&n, &mut a, &packet(0, 31), now), Decision::Drop, "no live uplink");
     }
 
     #[test]
     fn ties_are_broken_uniformly_at_random() {
         let mut n = net();
-        let t0 = n.switch_by_name("t0_0").unwrap();
+        let mut a = Adaptive::new(1, 0);
         let up = uplinks(&n);
-        n.ports[up[3] as usize].data_bytes = 4096; // 0, 1, 2 tie at empty
+        set_backlog(&mut n, up[3], 4096); // 0, 1, 2 tie at empty
         let mut counts = [0u32; 4];
         for _ in 0..30_000 {
-            let p = n.route(t0, &packet(0, 31, true), SimTime::ZERO).unwrap();
+            let Decision::Forward(p) = route(&n, &mut a, &packet(0, 31), SimTime::ZERO) else {
+                panic!()
+            };
             counts[up.iter().position(|&u| u == p).unwrap()] += 1;
         }
         assert_eq!(counts[3], 0);

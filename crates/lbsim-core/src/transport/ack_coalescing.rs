@@ -11,8 +11,8 @@
 //! its position and length (`PacketKind::AckBatch`), which saves an
 //! allocation per ACK and reads the same as carrying the list.
 //!
-//! When a batch is sent early: see `Simulation::receiver_data` (the end of
-//! a message, and `transport.ack_delay`).
+//! When a batch is sent early (the end of a message, `transport.ack_delay`):
+//! see `transport::receiver`.
 
 use crate::time::SimTime;
 
@@ -21,7 +21,7 @@ use crate::time::SimTime;
 pub struct Trigger {
     pub ev: u16,
     pub ecn: bool,
-    pub adaptive: bool,
+    pub route: u8,
     pub sent_at: SimTime,
 }
 

@@ -1,0 +1,205 @@
+//! The values a scenario resolves to before anything runs: packet sizes,
+//! the tree's shape, and what follows from the built tree (base RTT, BDP,
+//! queue sizes and ECN thresholds, RTO). Every error names its key.
+
+use crate::net::queue::TwoClassQueue;
+use crate::net::{Network, Node, Queue, QueueParams};
+use crate::scenario::{Amount, AmountValue, EcnAt, Scenario, ScenarioError};
+use crate::time::{Rate, SimTime};
+use crate::topo::{port_queue_rng, TopoParams};
+
+fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError::new(key, msg))
+}
+
+fn bytes_only(a: &Amount, key: &str) -> Result<u64, ScenarioError> {
+    match a.value {
+        AmountValue::Bytes(b) if b > 0 => Ok(b),
+        _ => err(
+            key,
+            format!(
+                "must be a positive number of bytes such as \"4096B\", got \"{}\"",
+                a.text
+            ),
+        ),
+    }
+}
+
+/// Packet sizes on the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    pub mtu: u64,
+    pub header: u64,
+    /// ACKs, NACKs, credits, RTS.
+    pub control: u64,
+}
+
+impl Sizes {
+    pub fn of(s: &Scenario) -> Result<Sizes, ScenarioError> {
+        let mtu = bytes_only(&s.packet.mtu, "packet.mtu")?;
+        let header = bytes_only(&s.packet.header, "packet.header")?;
+        let control = bytes_only(&s.packet.ack, "packet.ack")?;
+        if header >= mtu {
+            return err(
+                "packet.header",
+                format!("({header} B) must be smaller than packet.mtu ({mtu} B)"),
+            );
+        }
+        if mtu > u32::MAX as u64 / 2 {
+            return err("packet.mtu", "is too large");
+        }
+        Ok(Sizes { mtu, header, control })
+    }
+}
+
+/// Topology parameters resolved from radix and oversubscription.
+pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
+    let t = &s.topology;
+    if t.radix < 2 {
+        return err("topology.radix", format!("must be at least 2, got {}", t.radix));
+    }
+    if t.oversubscription == 0 {
+        return err("topology.oversubscription", "must be at least 1 (k in k:1)");
+    }
+    // k:1 at the ToR: uplinks = radix / (k + 1), host ports = k · uplinks.
+    let uplinks = t.uplinks_per_tor.unwrap_or(t.radix / (t.oversubscription + 1));
+    let hpt = t.hosts_per_tor.unwrap_or(uplinks * t.oversubscription);
+    if uplinks == 0 {
+        return err(
+            "topology.radix",
+            format!(
+                "radix {} leaves no uplinks at {}:1 oversubscription",
+                t.radix, t.oversubscription
+            ),
+        );
+    }
+    if hpt == 0 {
+        return err("topology.hosts_per_tor", "must be at least 1");
+    }
+    if t.hosts == 0 || !t.hosts.is_multiple_of(hpt) {
+        return err(
+            "topology.hosts",
+            format!(
+                "must be a positive multiple of the hosts per ToR ({hpt}), got {}",
+                t.hosts
+            ),
+        );
+    }
+    let tors = t.hosts / hpt;
+    let half = (t.radix / 2).max(1);
+    if t.tiers == 2 && tors > t.radix {
+        let most = t.radix * hpt;
+        let msg = format!(
+            "a 2-tier tree of radix {} has at most {} ToRs ({most} hosts); {} hosts need {tors}",
+            t.radix, t.radix, t.hosts
+        );
+        return err("topology.hosts", msg);
+    }
+    if t.tiers == 3 && tors.div_ceil(half) > t.radix {
+        let msg = format!(
+            "a 3-tier tree of radix {} has at most {} pods of {half} ToRs",
+            t.radix, t.radix
+        );
+        return err("topology.hosts", msg);
+    }
+    if t.link_rate.value.bps() == 0 {
+        return err("topology.link_rate", "must be positive");
+    }
+    Ok(TopoParams {
+        tiers: t.tiers,
+        hosts: t.hosts,
+        hosts_per_tor: hpt,
+        uplinks_per_tor: uplinks,
+        tors_per_pod: half,
+        agg_uplinks: half,
+        host_rate: t.link_rate.value,
+        fabric_rate: t.link_rate.value,
+        link_latency: t.link_latency.value,
+        switch_latency: t.switch_latency.value,
+        seed: s.seed,
+    })
+}
+
+/// What follows from the built, healthy tree.
+#[derive(Clone, Copy, Debug)]
+pub struct Derived {
+    pub sizes: Sizes,
+    pub host_rate: Rate,
+    /// Base RTT of the longest path, and the BDP it implies at the host rate.
+    pub base_rtt: SimTime,
+    pub bdp: u64,
+    pub queue: QueueParams,
+    pub rto: SimTime,
+}
+
+impl Derived {
+    pub fn of(s: &Scenario, net: &Network, sizes: Sizes) -> Result<Derived, ScenarioError> {
+        let (a, b) = net.farthest_pair();
+        let base_rtt = net.base_rtt(a, b, sizes.mtu, sizes.control);
+        let host_rate = s.topology.link_rate.value;
+        let bdp = host_rate.bytes_in(base_rtt);
+        let queue = queue_params(s, sizes, bdp)?;
+        // RTO "auto": base RTT plus one full-queue drain per hop (REPS artifact main_uec.cpp).
+        let hops = net.path(a, b, 0).len() as u64;
+        let rto = match s.transport.rto.value {
+            Some(t) if t > SimTime::ZERO => t,
+            Some(_) => return err("transport.rto", "must be positive"),
+            None => base_rtt + host_rate.serialization(queue.capacity) * hops,
+        };
+        Ok(Derived {
+            sizes,
+            host_rate,
+            base_rtt,
+            bdp,
+            queue,
+            rto,
+        })
+    }
+}
+
+/// The switches' queue: capacity and ECN thresholds in bytes.
+fn queue_params(s: &Scenario, sizes: Sizes, bdp: u64) -> Result<QueueParams, ScenarioError> {
+    let q = &s.queue;
+    let mtu = sizes.mtu;
+    let bytes = |a: &Amount, key: &str, of: Option<u64>| a.bytes(mtu, bdp, of).map_err(|e| ScenarioError::new(key, e));
+    let capacity = bytes(&q.capacity, "queue.capacity", None)?;
+    if capacity < mtu {
+        return err(
+            "queue.capacity",
+            format!("({capacity} B) must hold at least one packet ({mtu} B)"),
+        );
+    }
+    let kmin = bytes(&q.ecn_kmin, "queue.ecn_kmin", Some(capacity))?;
+    let kmax = bytes(&q.ecn_kmax, "queue.ecn_kmax", Some(capacity))?;
+    if kmin > kmax {
+        return err(
+            "queue.ecn_kmin",
+            format!("({kmin} B) must not exceed queue.ecn_kmax ({kmax} B)"),
+        );
+    }
+    Ok(QueueParams {
+        capacity,
+        kmin,
+        kmax,
+        ecn_at_dequeue: q.ecn_at == EcnAt::Dequeue,
+        trimming: q.trimming,
+        header_bytes: sizes.header as u32,
+    })
+}
+
+/// Give every port its queue. Switch ports get the scenario's; host NICs
+/// pull from their flows and neither mark nor drop (as in the artifact).
+/// Queues are sized from the built tree's base RTT, so this follows the
+/// topology step.
+pub fn install_queues(net: &mut Network, queue: QueueParams, seed: u64) {
+    for (id, port) in net.ports.iter_mut().enumerate() {
+        let params = match port.from {
+            Node::Host(_) => QueueParams {
+                header_bytes: queue.header_bytes,
+                ..QueueParams::UNLIMITED
+            },
+            Node::Switch(_) => queue,
+        };
+        port.queue = Queue::TwoClass(TwoClassQueue::new(params, port_queue_rng(seed, id as u32)));
+    }
+}

@@ -1,0 +1,194 @@
+//! From the workload's messages to transport flows: each message gets its
+//! load balancer (`lb.kind` or an `lb.mix` share), which says how its
+//! messages become flows (subflows split them, MP-RDMA picks its own window
+//! rule); each flow gets its congestion control, balancer and random
+//! stream. Also the parts the run uses: the builders of its balancers and
+//! congestion controls, and the route class of each switch-side balancer.
+
+use super::derive::Derived;
+use crate::cc::{self, CcBuilder, CcCommon};
+use crate::engine::WorkloadMeta;
+use crate::lb::{self, LbBuilder, LbCommon};
+use crate::messages::{split, Carriers};
+use crate::net::Network;
+use crate::rng::{Rng, StreamTag};
+use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError};
+use crate::transport::{packetize, Flow, FlowSpec};
+use crate::workload::Traffic;
+use std::collections::BTreeMap;
+
+/// The builders of every balancer and congestion control the run uses.
+pub struct Parts {
+    lbs: BTreeMap<LbKind, Box<dyn LbBuilder>>,
+    ccs: BTreeMap<CcKind, Box<dyn CcBuilder>>,
+    /// Route class of each switch-side balancer, in registry order from 1.
+    routes: BTreeMap<LbKind, u8>,
+    /// `cc.initial_cwnd` in bytes: each flow's starting window.
+    initial_cwnd: u64,
+}
+
+impl Parts {
+    pub fn prepare(s: &Scenario, d: &Derived) -> Result<Parts, ScenarioError> {
+        let common = LbCommon {
+            entropy_space: s.lb.entropy_space,
+            mtu: d.sizes.mtu,
+            bdp: d.bdp,
+            rto: d.rto,
+            seed: s.seed,
+        };
+        let mut lbs = BTreeMap::new();
+        for kind in std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind)) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = lbs.entry(kind) {
+                slot.insert((lb::entry(kind).prepare)(s.lb.table(kind), &common)?);
+            }
+        }
+        let window = |a: &crate::scenario::Amount, key: &str| -> Result<u64, ScenarioError> {
+            let v = a
+                .bytes(d.sizes.mtu, d.bdp, None)
+                .map_err(|e| ScenarioError::new(key, e))?;
+            if v == 0 {
+                return Err(ScenarioError::new(key, "must be positive"));
+            }
+            Ok(v)
+        };
+        let initial_cwnd = window(&s.cc.initial_cwnd, "cc.initial_cwnd")?;
+        let cc_common = CcCommon {
+            mtu: d.sizes.mtu,
+            bdp: d.bdp,
+            max_cwnd: window(&s.cc.max_cwnd, "cc.max_cwnd")?,
+            wtd_alpha: s.cc.wait_to_decrease.then_some(s.cc.wtd_alpha),
+        };
+        let mut ccs = BTreeMap::new();
+        let overrides = lbs.values().filter_map(|b| b.plan().cc);
+        for kind in std::iter::once(s.cc.kind).chain(overrides) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = ccs.entry(kind) {
+                slot.insert((cc::entry(kind).prepare)(s.cc.table(kind), &cc_common)?);
+            }
+        }
+        let switch_side = lbs.iter().filter(|(_, b)| b.switch_side()).map(|(k, _)| *k);
+        let routes = switch_side.zip(1u8..).collect();
+        Ok(Parts {
+            lbs,
+            ccs,
+            routes,
+            initial_cwnd,
+        })
+    }
+
+    /// Install each switch-side balancer's policy in every switch, one route class each.
+    pub fn install_policies(&self, net: &mut Network) {
+        for (kind, &class) in &self.routes {
+            let b = &self.lbs[kind];
+            let per_switch = (0..net.switches.len() as u32)
+                .map(|sw| b.switch_policy(sw).expect("a switch-side balancer has a policy"))
+                .collect();
+            let added = net.policies.add_class(per_switch);
+            debug_assert_eq!(added, class);
+        }
+    }
+
+    /// The receiving hosts' agent of the congestion controls that have one
+    /// (EQDS's credit pacers); `links[h]` is the link into host h.
+    pub fn receiver_cc(&self, net: &Network, flows: usize) -> Option<Box<dyn cc::ReceiverCc>> {
+        let hpt = net.shape.hosts_per_tor;
+        let links = || {
+            (0..net.shape.hosts)
+                .map(|h| net.switches[net.hosts[h as usize].tor as usize].down[(h % hpt) as usize])
+                .collect()
+        };
+        self.ccs.values().find_map(|b| b.receiver(links(), flows))
+    }
+}
+
+/// The load balancer of each message: `lb.kind`, except for the `lb.mix`
+/// shares, each a random `fraction` of the messages (rounded to the
+/// nearest) drawn from those not yet taken.
+fn lb_kinds(s: &Scenario, messages: usize) -> Result<Vec<LbKind>, ScenarioError> {
+    let mut kinds = vec![s.lb.kind; messages];
+    let mut free: Vec<usize> = (0..messages).collect();
+    let mut rng = Rng::new(s.seed, StreamTag::LbMix, 0);
+    rng.shuffle(&mut free);
+    for (i, share) in s.lb.mix.iter().enumerate() {
+        let key = format!("lb.mix[{i}].fraction");
+        if !(0.0..=1.0).contains(&share.fraction) {
+            return Err(ScenarioError::new(
+                key,
+                format!("must be between 0 and 1, got {}", share.fraction),
+            ));
+        }
+        let n = (share.fraction * messages as f64).round() as usize;
+        if n > free.len() {
+            return Err(ScenarioError::new(key, "the shares add up to more than every flow"));
+        }
+        for f in free.drain(..n) {
+            kinds[f] = share.kind;
+        }
+    }
+    Ok(kinds)
+}
+
+/// The flows carrying the workload's messages, and what the engine needs
+/// to know about them beyond the flows themselves.
+pub fn create(
+    s: &Scenario,
+    net: &Network,
+    d: &Derived,
+    parts: &Parts,
+    traffic: &Traffic,
+) -> Result<(Vec<Flow>, WorkloadMeta), ScenarioError> {
+    let (mtu, header, control) = (d.sizes.mtu as u32, d.sizes.header as u32, d.sizes.control);
+    let ideal = |spec: &FlowSpec| {
+        let (npkts, full, last) = packetize(spec.size, mtu, header);
+        net.ideal_fct(spec.src, spec.dst, npkts, full, last)
+    };
+    let initial_cwnd = parts.initial_cwnd;
+    let kinds = lb_kinds(s, traffic.flows.len())?;
+    let mut flows: Vec<Flow> = Vec::with_capacity(traffic.flows.len());
+    let mut carriers = Carriers::default();
+    let mut message_ideal = Vec::with_capacity(traffic.flows.len());
+    for (m, (spec, &kind)) in traffic.flows.iter().zip(&kinds).enumerate() {
+        carriers.push(flows.len() as u32);
+        let rtt = net.base_rtt(spec.src, spec.dst, d.sizes.mtu, control);
+        // REPS Fig. 2 normalises a message's completion: its ideal is the whole message alone on one path.
+        message_ideal.push(ideal(spec));
+        let builder = &parts.lbs[&kind];
+        let plan = builder.plan();
+        let pieces = plan.subflows.map_or_else(|| vec![*spec], |n| split(*spec, n));
+        let initial = match plan.share_window && plan.subflows.is_some() {
+            true => initial_cwnd / pieces.len() as u64,
+            false => initial_cwnd,
+        };
+        let cc = &parts.ccs[&plan.cc.unwrap_or(s.cc.kind)];
+        for (j, piece) in pieces.iter().enumerate() {
+            // Unsplit flows keep their stream (index = message); subflows draw from their own.
+            let mut rng = match plan.subflows {
+                Some(_) => Rng::new(s.seed, StreamTag::Subflow, (m as u64) << 32 | j as u64),
+                None => Rng::new(s.seed, StreamTag::Flow, m as u64),
+            };
+            let lb = builder.balancer(rtt, &mut rng);
+            let (cc, transport) = (cc.sender(initial), s.transport.kind);
+            let mut f = Flow::new(*piece, mtu, header, transport, cc, lb, kind, rng, rtt);
+            f.ideal = ideal(piece);
+            f.message = m as u32;
+            f.step = traffic.step[m];
+            f.route = parts.routes.get(&kind).copied().unwrap_or(0);
+            if let Some(delta) = plan.ooo_limit {
+                f.tx.set_ooo_limit(delta);
+            }
+            flows.push(f);
+        }
+    }
+    carriers.finish(flows.len() as u32);
+    let (waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
+    for (f, w) in flows.iter_mut().zip(waiting_on) {
+        f.waiting_on = w;
+    }
+    let meta = WorkloadMeta {
+        dependents,
+        message_ideal,
+        measure_from: traffic.measure_from,
+        measure_until: traffic.measure_until,
+        collective: traffic.collective,
+    };
+    Ok((flows, meta))
+}

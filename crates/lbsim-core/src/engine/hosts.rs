@@ -1,0 +1,75 @@
+//! Host NICs. A NIC serves its control queue (ACKs, NACKs, credits, RTS)
+//! first, then its ready flows round-robin, one data packet per turn, each
+//! as its congestion control allows. What reaches a host goes to the flow's
+//! receiver half (data, RTS) or sender half (ACK, NACK, credit).
+
+use super::Simulation;
+use crate::event::Event;
+use crate::packet::{Packet, PacketId, PacketKind};
+
+impl Simulation {
+    /// Queue a flow for its host's NIC if it can send, and wake the NIC.
+    pub(super) fn make_ready(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.in_ready || !f.can_send() {
+            return;
+        }
+        f.in_ready = true;
+        let host = f.spec.src;
+        self.net.hosts[host as usize].ready.push_back(flow);
+        let nic = self.net.hosts[host as usize].nic;
+        self.kick(nic);
+    }
+
+    /// The NIC is free: take one data packet from the next ready flow.
+    pub(super) fn host_pull(&mut self, host: u32) -> Option<(PacketId, u32)> {
+        while let Some(fid) = self.net.hosts[host as usize].ready.pop_front() {
+            let f = &mut self.flows[fid as usize];
+            if !f.can_send() {
+                f.in_ready = false;
+                continue;
+            }
+            let now = self.now;
+            let (pkt, rtx) = f.next_packet(fid, now);
+            let arm_timer = !f.timer_pending;
+            f.timer_pending = true;
+            if f.can_send() {
+                self.net.hosts[host as usize].ready.push_back(fid);
+            } else {
+                f.in_ready = false;
+            }
+            if arm_timer {
+                let at = now + self.params.transport.rto;
+                self.events.push(at, Event::FlowTimer { flow: fid });
+            }
+            self.counters.packets_sent += 1;
+            self.counters.data_sent += 1;
+            self.counters.retransmissions += rtx as u64;
+            return Some((self.pool.alloc(pkt), pkt.size));
+        }
+        None
+    }
+
+    pub(super) fn host_receive(&mut self, host: u32, id: PacketId) {
+        self.counters.delivered += 1;
+        let pkt = *self.pool.get(id);
+        self.pool.free(id);
+        debug_assert_eq!(pkt.dst, host);
+        match pkt.kind {
+            PacketKind::Data => self.receive_data(host, pkt),
+            PacketKind::Ack | PacketKind::AckBatch => self.on_ack(pkt),
+            PacketKind::Nack => self.on_nack(pkt),
+            PacketKind::Credit => self.on_credit(pkt),
+            PacketKind::Rts => self.receive_request(host, pkt),
+        }
+    }
+
+    /// Put a control packet (ACK, NACK, credit, RTS) on its source host's NIC.
+    pub(super) fn send_control(&mut self, pkt: Packet) {
+        self.counters.packets_sent += 1;
+        self.counters.count_control(pkt.kind);
+        let nic = self.net.hosts[pkt.src as usize].nic;
+        let id = self.pool.alloc(pkt);
+        self.enqueue(nic, id, None);
+    }
+}

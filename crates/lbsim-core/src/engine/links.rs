@@ -1,0 +1,212 @@
+//! The packet's walk through ports and links: a queue admits it, the line
+//! serializes it, the link's FIFO carries it, and the node at the far end
+//! takes it (a switch forwards it, a host receives it).
+//!
+//! - Links are FIFOs: a packet joins its link's FIFO when its
+//!   serialization starts, with its arrival time; only the FIFO's head has
+//!   a pending `LinkDeliver`, so pending events scale with ports, not packets.
+//! - `TxDone` is lazy: a port records `busy_until`, and a `TxDone` is
+//!   scheduled only when something waits behind the packet on the line.
+//!   Each port remembers the time of its one valid `TxDone`; any other is
+//!   stale (a same-instant arrival can restart the line first).
+
+use super::Simulation;
+use crate::event::Event;
+use crate::net::queue::{Admission, QueueDiscipline};
+use crate::net::{Decision, Node, PortFault, PortId};
+use crate::packet::PacketId;
+
+impl Simulation {
+    /// Put a packet into a port's queue. `ingress` is the link it arrived
+    /// over (its `reverse` leads back upstream); None for a packet the node made.
+    pub(super) fn enqueue(&mut self, port_id: PortId, id: PacketId, ingress: Option<PortId>) {
+        let port = &mut self.net.ports[port_id as usize];
+        if !port.up {
+            self.drop_packet(id, true);
+            return;
+        }
+        match port.queue.enqueue(id, self.pool.get_mut(id), ingress) {
+            Admission::Queued => {}
+            Admission::Marked => self.counters.ecn_marks += 1,
+            Admission::Trimmed => self.counters.trims += 1,
+            Admission::Dropped => {
+                self.drop_packet(id, false);
+                return;
+            }
+            Admission::QueuedEvicting => {
+                while let Some(victim) = self.net.ports[port_id as usize].queue.take_victim() {
+                    self.drop_packet(victim, false);
+                }
+            }
+        }
+        self.kick(port_id);
+    }
+
+    /// Something may be waiting at a port: transmit now if the line is
+    /// free, otherwise make sure a TxDone event will come when it frees.
+    #[inline]
+    pub(super) fn kick(&mut self, port_id: PortId) {
+        let port = &self.net.ports[port_id as usize];
+        if port.busy_until > self.now {
+            if port.tx_event_at != Some(port.busy_until) && self.has_waiting(port_id) {
+                self.schedule_tx_done(port_id);
+            }
+            return;
+        }
+        self.start_tx(port_id);
+    }
+
+    /// A packet waits in the queue, or (at a host NIC) a flow is ready to send.
+    #[inline]
+    fn has_waiting(&self, port_id: PortId) -> bool {
+        let port = &self.net.ports[port_id as usize];
+        !port.queue.is_empty()
+            || match port.from {
+                Node::Host(h) => !self.net.hosts[h as usize].ready.is_empty(),
+                Node::Switch(_) => false,
+            }
+    }
+
+    /// The next packet for a free line: the queue's choice, else (at a host
+    /// NIC) a data packet pulled from the next ready flow.
+    #[inline]
+    fn next_to_send(&mut self, port_id: PortId) -> Option<(PacketId, u32)> {
+        let port = &mut self.net.ports[port_id as usize];
+        if let Some(d) = port.queue.dequeue(&mut self.pool) {
+            self.counters.ecn_marks += d.marked as u64;
+            return Some((d.id, d.size));
+        }
+        match port.from {
+            Node::Host(h) => self.host_pull(h),
+            Node::Switch(_) => None,
+        }
+    }
+
+    /// The line is free: start serializing the next packet, if any. The
+    /// packet joins the link's FIFO at once with its arrival time (end of
+    /// serialization plus latency).
+    fn start_tx(&mut self, port_id: PortId) {
+        loop {
+            let Some((id, mut size)) = self.next_to_send(port_id) else {
+                return;
+            };
+            let port = &mut self.net.ports[port_id as usize];
+            if !port.up {
+                self.drop_packet(id, true);
+                continue;
+            }
+            if let Node::Switch(sw) = port.from {
+                if self.net.policies.has_egress_hooks() {
+                    let pkt = self.pool.get_mut(id);
+                    self.net.policies.egress(sw, self.now, port_id, pkt);
+                    size = pkt.size; // a hook may add bytes (an INT record)
+                }
+            }
+            let port = &mut self.net.ports[port_id as usize];
+            port.tx_bytes += size as u64;
+            port.tx_packets += 1;
+            let done = self.now + port.serialization(size as u64);
+            port.busy_until = done;
+            let arrival = done + port.latency;
+            port.wire.push_back((arrival, id));
+            if port.wire.len() == 1 {
+                self.events.push(arrival, Event::LinkDeliver { port: port_id });
+            }
+            if self.has_waiting(port_id) {
+                self.schedule_tx_done(port_id);
+            }
+            return;
+        }
+    }
+
+    #[inline]
+    fn schedule_tx_done(&mut self, port_id: PortId) {
+        let port = &mut self.net.ports[port_id as usize];
+        port.tx_event_at = Some(port.busy_until);
+        self.events.push(port.busy_until, Event::TxDone { port: port_id });
+    }
+
+    pub(super) fn on_tx_done(&mut self, port_id: PortId) {
+        let port = &mut self.net.ports[port_id as usize];
+        if port.tx_event_at != Some(self.now) {
+            return; // stale: the line was restarted by a same-instant arrival
+        }
+        port.tx_event_at = None;
+        self.kick(port_id);
+    }
+
+    pub(super) fn on_link_deliver(&mut self, port_id: PortId) {
+        let port = &mut self.net.ports[port_id as usize];
+        let (_, id) = port.wire.pop_front().expect("a delivering link carries a packet");
+        if let Some(&(next, _)) = port.wire.front() {
+            self.events.push(next, Event::LinkDeliver { port: port_id });
+        }
+        // A dead link loses what is on it; a lossy one some of it. Silently: no trim, no NACK.
+        if !port.up || (port.fault != PortFault::None && port.fault_drops()) {
+            self.drop_packet(id, true);
+            return;
+        }
+        match port.to {
+            Node::Switch(sw) => self.switch_receive(sw, port_id, id),
+            Node::Host(h) => self.host_receive(h, id),
+        }
+    }
+
+    /// A switch forwards a packet that arrived over link `ingress`.
+    #[inline]
+    fn switch_receive(&mut self, sw: u32, ingress: PortId, id: PacketId) {
+        let pkt = self.pool.get_mut(id);
+        let class = pkt.route;
+        match self.net.forward(sw, ingress, id, pkt, self.now, &mut self.policy_out) {
+            Decision::Forward(out) => self.enqueue(out, id, Some(ingress)),
+            Decision::Drop => self.drop_packet(id, true), // routing knows no way there
+            Decision::Hold => {}
+        }
+        if !self.policy_out.is_empty() {
+            self.apply_policy_out(sw, class);
+        }
+    }
+
+    /// A switch policy's timer fired.
+    pub(super) fn on_switch_timer(&mut self, sw: u32, class: u8) {
+        let net = &mut self.net;
+        let policy = net.policies.get(class, sw);
+        policy.on_timer(self.now, &net.switches[sw as usize], &net.ports, &mut self.policy_out);
+        self.apply_policy_out(sw, class);
+    }
+
+    /// Carry out what a switch policy asked for: release held packets, send
+    /// its own packets, arm its timers.
+    fn apply_policy_out(&mut self, sw: u32, class: u8) {
+        let mut out = std::mem::take(&mut self.policy_out);
+        for (id, port) in out.release.drain(..) {
+            self.enqueue(port, id, None);
+        }
+        for (pkt, port) in out.emit.drain(..) {
+            self.counters.packets_sent += 1;
+            let id = self.pool.alloc(pkt);
+            self.enqueue(port, id, None);
+        }
+        for at in out.timers.drain(..) {
+            self.events.push(
+                at,
+                Event::SwitchTimer {
+                    switch: sw,
+                    policy: class,
+                },
+            );
+        }
+        self.policy_out = out;
+    }
+
+    pub(super) fn drop_packet(&mut self, id: PacketId, failure: bool) {
+        let flow = self.pool.get(id).flow;
+        self.flows[flow as usize].drops += 1;
+        if failure {
+            self.counters.drops_failure += 1;
+        } else {
+            self.counters.drops_congestion += 1;
+        }
+        self.pool.free(id);
+    }
+}

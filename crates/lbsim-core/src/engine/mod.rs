@@ -1,0 +1,261 @@
+//! The engine: an event loop that moves packets between the parts.
+//!
+//! A packet's life: a host NIC pulls it from one of its ready flows
+//! (round-robin, one packet each, control packets first; `hosts`), the port
+//! serializes it and its link carries it for its latency (`links`), a
+//! switch forwards it into an output queue (`net::forward`, queue
+//! disciplines in `net::queue`), and so on until a host receives it: data
+//! goes to the flow's receiver half (`receiving`), answers to its sender
+//! half (`sending`). Failures and routing convergence are `failures`;
+//! results are `report`. The parts themselves (queues, switch policies,
+//! transports, congestion controls, load balancers) live in their own
+//! modules; nothing here names one.
+
+mod failures;
+mod hosts;
+mod links;
+mod receiving;
+mod report;
+mod sending;
+
+use crate::cc::ReceiverCc;
+use crate::event::{Event, EventQueue};
+use crate::failure::FailurePlan;
+use crate::metrics::Counters;
+use crate::net::{Network, PolicyOut};
+use crate::observe::Observer;
+use crate::packet::PacketPool;
+use crate::time::SimTime;
+use crate::transport::{Flow, TransportParams};
+
+/// Run-wide constants resolved from the scenario.
+#[derive(Clone, Debug)]
+pub struct SimParams {
+    pub transport: TransportParams,
+    /// Size of ACKs, NACKs, credits and RTS packets.
+    pub control_bytes: u32,
+    pub stop_at: SimTime,
+    /// For the summary.
+    pub base_rtt: SimTime,
+    pub bdp_bytes: u64,
+    pub queue_bytes: u64,
+}
+
+/// What the workload says beyond the flows themselves.
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadMeta {
+    /// Per flow, the flows that wait for its data to arrive.
+    pub dependents: Vec<Vec<u32>>,
+    /// Per message (`Flow::message`), the ideal FCT of the whole message.
+    pub message_ideal: Vec<SimTime>,
+    /// Statistics count flows that start at or after this…
+    pub measure_from: SimTime,
+    /// …and finish at or before this.
+    pub measure_until: Option<SimTime>,
+    /// The collective the flows form, if any.
+    pub collective: Option<&'static str>,
+}
+
+/// What a progress callback sees.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: SimTime,
+    pub stop_at: SimTime,
+    pub events: u64,
+    pub flows_done: usize,
+    pub flows: usize,
+    /// Payload bytes that reached their receivers (each packet once), and the workload's total.
+    pub delivered_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Nothing left to do.
+    Drained,
+    /// Reached the horizon (`stop_at`).
+    Horizon,
+    /// The progress callback asked to stop (e.g. Ctrl-C).
+    Cancelled,
+}
+
+pub struct Simulation {
+    pub net: Network,
+    pub flows: Vec<Flow>,
+    pub params: SimParams,
+    pool: PacketPool,
+    events: EventQueue,
+    now: SimTime,
+    pub counters: Counters,
+    flows_done: usize,
+    senders_done: usize,
+    total_bytes: u64,
+    failures: Vec<FailurePlan>,
+    meta: WorkloadMeta,
+    /// Routing's lag behind a port going down or up; None: it never catches up.
+    convergence: Option<SimTime>,
+    observer: Option<Observer>,
+    /// The receiving hosts' congestion-control agent (EQDS's credit pacers), if the run has one.
+    receiver_cc: Option<Box<dyn ReceiverCc>>,
+    lost_scratch: Vec<(u64, u16)>,
+    /// What switch policies asked for, reused between calls.
+    policy_out: PolicyOut,
+    wall_seconds: f64,
+    stop_reason: Option<StopReason>,
+}
+
+impl Simulation {
+    pub fn new(net: Network, flows: Vec<Flow>, params: SimParams) -> Self {
+        let mut events = EventQueue::new();
+        for (i, f) in flows.iter().enumerate() {
+            if f.waiting_on == 0 {
+                events.push(f.spec.start, Event::FlowStart { flow: i as u32 });
+            }
+        }
+        Simulation {
+            total_bytes: flows.iter().map(|f| f.spec.size).sum(),
+            net,
+            flows,
+            params,
+            pool: PacketPool::default(),
+            events,
+            now: SimTime::ZERO,
+            counters: Counters::default(),
+            flows_done: 0,
+            senders_done: 0,
+            failures: Vec::new(),
+            meta: WorkloadMeta::default(),
+            convergence: None,
+            observer: None,
+            receiver_cc: None,
+            lost_scratch: Vec::new(),
+            policy_out: PolicyOut::default(),
+            wall_seconds: 0.0,
+            stop_reason: None,
+        }
+    }
+
+    /// Failures to play out, and routing's delay in following them.
+    pub fn set_failures(&mut self, plans: Vec<FailurePlan>, convergence: Option<SimTime>) {
+        for (i, p) in plans.iter().enumerate() {
+            self.events.push(
+                p.start,
+                Event::Failure {
+                    idx: i as u32,
+                    begin: true,
+                },
+            );
+        }
+        self.failures = plans;
+        self.convergence = convergence;
+    }
+
+    /// Dependencies, messages and measurement window. Each flow's
+    /// `waiting_on` must already count its entries in `meta.dependents`, and
+    /// the flows of a message must be consecutive.
+    pub fn set_workload_meta(&mut self, meta: WorkloadMeta) {
+        self.meta = meta;
+    }
+
+    /// The receiving hosts' congestion-control agent (EQDS: receivers pull data with credits).
+    pub fn set_receiver_cc(&mut self, agent: Box<dyn ReceiverCc>) {
+        self.receiver_cc = Some(agent);
+    }
+
+    /// Record time series while running.
+    pub fn set_observer(&mut self, obs: Observer) {
+        if obs.ticks() {
+            self.events.push(self.now + obs.bucket, Event::SampleTick);
+        }
+        self.observer = Some(obs);
+    }
+
+    /// Every flow is done and nothing is in flight: what remains (failure
+    /// events, sample ticks, idle timers) cannot change the results.
+    #[inline]
+    fn idle(&self) -> bool {
+        self.senders_done == self.flows.len() && self.pool.live() == 0
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Packets still in queues, on links or held by switches.
+    pub fn packets_in_network(&self) -> usize {
+        self.pool.live()
+    }
+
+    pub fn run(&mut self) -> StopReason {
+        self.run_with_progress(u64::MAX, &mut |_| true)
+    }
+
+    /// Run to the end, calling `progress` every `every` events; it returns
+    /// false to stop the run.
+    pub fn run_with_progress(&mut self, every: u64, progress: &mut dyn FnMut(Progress) -> bool) -> StopReason {
+        let t0 = std::time::Instant::now();
+        let mut next_report = self.counters.events.saturating_add(every);
+        let reason = loop {
+            let Some(t) = self.events.peek_time() else {
+                break StopReason::Drained;
+            };
+            if t > self.params.stop_at {
+                self.now = self.params.stop_at;
+                break StopReason::Horizon;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.counters.events += 1;
+            self.dispatch(ev);
+            if self.idle() {
+                break StopReason::Drained;
+            }
+            if self.counters.events >= next_report {
+                next_report = self.counters.events.saturating_add(every);
+                if !progress(self.progress()) {
+                    break StopReason::Cancelled;
+                }
+            }
+        };
+        self.wall_seconds += t0.elapsed().as_secs_f64();
+        if let Some(obs) = &mut self.observer {
+            obs.tick(self.now, &mut self.net, &self.counters); // the last, partial bucket
+        }
+        self.stop_reason = Some(reason);
+        reason
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            now: self.now,
+            stop_at: self.params.stop_at,
+            events: self.counters.events,
+            flows_done: self.flows_done,
+            flows: self.flows.len(),
+            delivered_bytes: self.counters.payload_delivered,
+            total_bytes: self.total_bytes,
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { port } => self.on_tx_done(port),
+            Event::LinkDeliver { port } => self.on_link_deliver(port),
+            Event::SwitchTimer { switch, policy } => self.on_switch_timer(switch, policy),
+            Event::FlowStart { flow } => self.on_flow_start(flow),
+            Event::FlowTimer { flow } => self.on_flow_timer(flow),
+            Event::AckFlush { flow } => self.on_ack_flush(flow),
+            Event::ReceiverCc { host } => self.on_receiver_cc(host),
+            Event::Failure { idx, begin } => self.on_failure(idx, begin),
+            Event::RouteUpdate { port, down } => self.on_route_update(port, down),
+            Event::SampleTick => {
+                if let Some(obs) = &mut self.observer {
+                    obs.tick(self.now, &mut self.net, &self.counters);
+                    self.events.push(self.now + obs.bucket, Event::SampleTick);
+                }
+            }
+        }
+    }
+}

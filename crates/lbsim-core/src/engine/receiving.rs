@@ -1,0 +1,119 @@
+//! The receiving side: data reaches a flow's receiver half, which answers
+//! as its ACK policy says; a message made whole releases the flows waiting
+//! for it; the receiving hosts' congestion-control agent (EQDS's credit
+//! pacers) sees every arrival and paces its grants.
+
+use super::Simulation;
+use crate::event::Event;
+use crate::packet::{Packet, PacketKind};
+use crate::transport::receiver::Reply;
+use crate::transport::Receive;
+
+impl Simulation {
+    pub(super) fn receive_data(&mut self, host: u32, pkt: Packet) {
+        let now = self.now;
+        let npkts = self.flows[pkt.flow as usize].npkts();
+        if let Some(agent) = &mut self.receiver_cc {
+            if let Some(at) = agent.on_data(host, &pkt, npkts, now) {
+                self.events.push(at, Event::ReceiverCc { host });
+            }
+        }
+        let f = &mut self.flows[pkt.flow as usize];
+        let arrival = f.rx.on_data(&pkt, npkts, now, &self.params.transport.acks);
+        if arrival.new {
+            self.counters.payload_delivered += f.tx.payload_of(pkt.seq) as u64;
+        }
+        if arrival.complete {
+            self.flows_done += 1;
+            self.release_dependents(pkt.flow);
+        }
+        self.reply(&pkt, arrival.reply);
+    }
+
+    /// Answer a data packet as the receiver decided.
+    fn reply(&mut self, data: &Packet, reply: Reply) {
+        match reply {
+            Reply::Nothing => {}
+            Reply::Echo(kind) => self.send_control(Packet::reply(data, kind, self.params.control_bytes)),
+            Reply::Batch => self.send_ack_batch(data.flow),
+            Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow: data.flow }),
+        }
+    }
+
+    /// Acknowledge a flow's pending batch, echoing its latest packet.
+    fn send_ack_batch(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        let b = f.rx.take_batch();
+        let (host, sender) = (f.spec.dst, f.spec.src);
+        let ack = Packet {
+            seq: b.start,
+            span: b.span,
+            ev: b.echo.ev,
+            ecn: b.echo.ecn,
+            route: b.echo.route,
+            ..Packet::new(
+                PacketKind::AckBatch,
+                flow,
+                host,
+                sender,
+                self.params.control_bytes,
+                b.echo.sent_at,
+            )
+        };
+        self.send_control(ack);
+    }
+
+    /// A flush the receiver asked for is due.
+    pub(super) fn on_ack_flush(&mut self, flow: u32) {
+        let acks = self.params.transport.acks;
+        match self.flows[flow as usize].rx.on_flush(self.now, &acks) {
+            Reply::Batch => self.send_ack_batch(flow),
+            Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow }),
+            Reply::Nothing | Reply::Echo(_) => {}
+        }
+    }
+
+    /// A flow's data has all arrived: flows waiting only for it may start.
+    fn release_dependents(&mut self, flow: u32) {
+        let Some(deps) = self.meta.dependents.get(flow as usize) else {
+            return;
+        };
+        for &d in deps {
+            let f = &mut self.flows[d as usize];
+            f.waiting_on -= 1;
+            if f.waiting_on == 0 {
+                self.events
+                    .push(f.spec.start.max(self.now), Event::FlowStart { flow: d });
+            }
+        }
+    }
+
+    /// A control packet for the receiving side (an RTS) reaches its agent.
+    pub(super) fn receive_request(&mut self, host: u32, pkt: Packet) {
+        let Some(agent) = &mut self.receiver_cc else { return };
+        let npkts = self.flows[pkt.flow as usize].npkts();
+        if let Some(at) = agent.on_control(host, &pkt, npkts, self.now) {
+            self.events.push(at, Event::ReceiverCc { host });
+        }
+    }
+
+    /// The receiving host's agent may send its next grant (an EQDS credit).
+    pub(super) fn on_receiver_cc(&mut self, host: u32) {
+        let Some(agent) = &mut self.receiver_cc else { return };
+        let flows = &self.flows;
+        let complete = |f: u32| flows[f as usize].rx.finish().is_some();
+        let (grant, next) = agent.on_wake(host, self.now, &self.net.ports, &complete);
+        if let Some(at) = next {
+            self.events.push(at, Event::ReceiverCc { host });
+        }
+        let Some(g) = grant else { return };
+        let f = &self.flows[g.flow as usize];
+        let pkt = Packet {
+            seq: g.seq,
+            ev: g.ev,
+            route: f.route,
+            ..Packet::new(g.kind, g.flow, host, f.spec.src, self.params.control_bytes, self.now)
+        };
+        self.send_control(pkt);
+    }
+}

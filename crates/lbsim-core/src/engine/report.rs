@@ -1,0 +1,194 @@
+//! What a finished run reports: a record per transport flow and per
+//! message, the summary, and the tables beyond them (messages when split,
+//! a collective's steps, time series, failures as resolved).
+
+use super::{Simulation, StopReason};
+use crate::failure::Fault;
+use crate::lb::LoadBalancer;
+use crate::metrics::{fct_stats, message_table, slowdown_stats, step_table, Drops, FlowRecord, MessageRecord, Summary};
+use crate::table::{Column, Table};
+use crate::time::SimTime;
+use crate::transport::Receive;
+
+impl Simulation {
+    pub fn flow_records(&self) -> Vec<FlowRecord> {
+        let us = |t: Option<SimTime>| t.map(|t| t.as_us_f64()).unwrap_or(f64::NAN);
+        self.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let frozen = f.lb.frozen_ps(self.now, &f.lb_stats);
+                let rx_finish = f.rx.finish();
+                let started = f.tx.active;
+                let fct = rx_finish.map(|t| t - f.started_at);
+                let measured = started
+                    && f.started_at >= self.meta.measure_from
+                    && rx_finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
+                FlowRecord {
+                    id: i as u32,
+                    message: f.message,
+                    src: f.spec.src,
+                    dst: f.spec.dst,
+                    size_bytes: f.spec.size,
+                    lb: f.lb_kind.name(),
+                    step: f.step,
+                    start_us: if started { f.started_at.as_us_f64() } else { f64::NAN },
+                    receiver_finish_us: us(rx_finish),
+                    sender_finish_us: us(f.tx.finish),
+                    fct_us: fct.map_or(f64::NAN, |t| t.as_us_f64()),
+                    ideal_fct_us: f.ideal.as_us_f64(),
+                    // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).
+                    slowdown: fct.map_or(f64::NAN, |t| (t.ps() as f64 / f.ideal.ps() as f64).max(1.0)),
+                    measured,
+                    finished: rx_finish.is_some(),
+                    retransmissions: f.tx.retransmissions,
+                    timeouts: f.tx.timeouts,
+                    nacks: f.tx.nacks,
+                    drops: f.drops,
+                    explored_evs: f.lb_stats.explored,
+                    recycled_evs: f.lb_stats.recycled,
+                    freeze_entries: f.lb_stats.freeze_entries,
+                    frozen_us: frozen as f64 / 1e6,
+                }
+            })
+            .collect()
+    }
+
+    /// One record per message: a message finishes when the last of its
+    /// flows' data arrives, and its slowdown is against the whole message's
+    /// ideal (REPS Fig. 2 normalises the message's completion).
+    pub fn message_records(&self) -> Vec<MessageRecord> {
+        self.flows
+            .chunk_by(|a, b| a.message == b.message)
+            .map(|carriers| {
+                let first = &carriers[0];
+                let ideal = self.meta.message_ideal[first.message as usize];
+                let started = carriers.iter().all(|f| f.tx.active);
+                let start = carriers.iter().map(|f| f.started_at).min().unwrap_or(first.started_at);
+                let finish = carriers
+                    .iter()
+                    .try_fold(SimTime::ZERO, |last, f| f.rx.finish().map(|t| last.max(t)));
+                let fct = finish.map(|t| t - start);
+                MessageRecord {
+                    message: first.message,
+                    src: first.spec.src,
+                    dst: first.spec.dst,
+                    size_bytes: carriers.iter().map(|f| f.spec.size).sum(),
+                    lb: first.lb_kind.name(),
+                    step: first.step,
+                    subflows: carriers.len() as u32,
+                    start_us: if started { start.as_us_f64() } else { f64::NAN },
+                    receiver_finish_us: finish.map_or(f64::NAN, |t| t.as_us_f64()),
+                    fct_us: fct.map_or(f64::NAN, |t| t.as_us_f64()),
+                    ideal_fct_us: ideal.as_us_f64(),
+                    // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).
+                    slowdown: fct.map_or(f64::NAN, |t| (t.ps() as f64 / ideal.ps() as f64).max(1.0)),
+                    measured: started
+                        && start >= self.meta.measure_from
+                        && finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u)),
+                    finished: finish.is_some(),
+                }
+            })
+            .collect()
+    }
+
+    /// The tables beyond the flow table: the messages when some were split
+    /// into subflows, a collective's steps, recorded time series, and the
+    /// failures as they were resolved (one row per target).
+    pub fn extra_tables(&self, messages: &[MessageRecord]) -> Vec<Table> {
+        let mut out = Vec::new();
+        if messages.len() < self.flows.len() {
+            out.push(message_table(messages));
+        }
+        out.extend(self.observer.as_ref().map(|o| o.tables()).unwrap_or_default());
+        if self.meta.collective.is_some() {
+            out.push(step_table(messages));
+        }
+        if !self.failures.is_empty() {
+            let mut entry = Vec::new();
+            let mut link = Vec::new();
+            let mut kind = Vec::new();
+            let (mut start, mut dur, mut every) = (Vec::new(), Vec::new(), Vec::new());
+            for f in &self.failures {
+                for &p in &f.ports {
+                    entry.push(f.entry as u32);
+                    link.push(self.net.ports[p as usize].name.clone());
+                    kind.push(
+                        match f.fault {
+                            Fault::Down => "down",
+                            Fault::Degrade(_) => "degrade",
+                            Fault::Loss(_) => "loss",
+                            Fault::DropNth(_) => "drop_nth",
+                        }
+                        .to_string(),
+                    );
+                    start.push(f.start.as_us_f64());
+                    dur.push(f.duration.map_or(f64::NAN, |d| d.as_us_f64()));
+                    every.push(f.every.map_or(f64::NAN, |d| d.as_us_f64()));
+                }
+            }
+            out.push(
+                Table::new("failures")
+                    .with("entry", Column::U32(entry))
+                    .with("link", Column::Str(link))
+                    .with("kind", Column::Str(kind))
+                    .with("start_us", Column::F64(start))
+                    .with("duration_us", Column::F64(dur))
+                    .with("every_us", Column::F64(every)),
+            );
+        }
+        out
+    }
+
+    pub fn summary(&self, records: &[MessageRecord]) -> Summary {
+        let s = fct_stats(records);
+        let c = &self.counters;
+        let finished = records.iter().filter(|r| r.finished).count();
+        let (measured_flows, mean_slowdown, p99_slowdown) = slowdown_stats(records);
+        let collective_us = match self.meta.collective {
+            Some(_) if finished == records.len() => {
+                let first = records.iter().map(|r| r.start_us).fold(f64::INFINITY, f64::min);
+                let last = records.iter().map(|r| r.receiver_finish_us).fold(0.0, f64::max);
+                last - first
+            }
+            _ => f64::NAN,
+        };
+        Summary {
+            lbsim_version: env!("CARGO_PKG_VERSION"),
+            flows: records.len(),
+            finished_flows: finished,
+            unfinished_flows: records.len() - finished,
+            max_fct_us: s.max,
+            mean_fct_us: s.mean,
+            p50_fct_us: s.p50,
+            p99_fct_us: s.p99,
+            measured_flows,
+            mean_slowdown,
+            p99_slowdown,
+            collective_us,
+            drops: Drops {
+                congestion: c.drops_congestion,
+                failure: c.drops_failure,
+                trimmed: c.trims,
+            },
+            retransmissions: c.retransmissions,
+            timeouts: c.timeouts,
+            packets_sent: c.packets_sent,
+            packets_delivered: c.delivered,
+            ecn_marks: c.ecn_marks,
+            events: c.events,
+            sim_end_us: self.now.as_us_f64(),
+            wall_seconds: self.wall_seconds,
+            events_per_second: if self.wall_seconds > 0.0 {
+                c.events as f64 / self.wall_seconds
+            } else {
+                0.0
+            },
+            base_rtt_us: self.params.base_rtt.as_us_f64(),
+            bdp_bytes: self.params.bdp_bytes,
+            rto_us: self.params.transport.rto.as_us_f64(),
+            queue_bytes: self.params.queue_bytes,
+            stopped_early: self.stop_reason != Some(StopReason::Drained),
+        }
+    }
+}

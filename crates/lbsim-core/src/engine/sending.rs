@@ -1,0 +1,73 @@
+//! The sending side: a flow starts, answers (ACK, NACK, credit) reach its
+//! sender half, and its one lazy retransmission timer fires. What each of
+//! them does to the flow is `transport::Flow`'s; here are the events,
+//! counters and packets around it.
+
+use super::Simulation;
+use crate::cc::CongestionControl;
+use crate::event::Event;
+use crate::packet::Packet;
+
+impl Simulation {
+    pub(super) fn on_flow_start(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        f.tx.active = true;
+        f.started_at = self.now;
+        self.make_ready(flow);
+    }
+
+    pub(super) fn on_ack(&mut self, ack: Packet) {
+        let now = self.now;
+        let f = &mut self.flows[ack.flow as usize];
+        if f.is_done() {
+            return;
+        }
+        if let Some(obs) = self.observer.as_mut().filter(|o| o.rtt) {
+            obs.rtt_sample(ack.flow, now, now - ack.sent_at);
+        }
+        if f.on_ack(&ack, now, self.params.transport.rto) {
+            f.finish_sender(now);
+            self.senders_done += 1;
+            return;
+        }
+        self.make_ready(ack.flow);
+    }
+
+    pub(super) fn on_nack(&mut self, nack: Packet) {
+        let f = &mut self.flows[nack.flow as usize];
+        if f.is_done() {
+            return;
+        }
+        f.on_nack(&nack, self.now);
+        self.make_ready(nack.flow);
+    }
+
+    pub(super) fn on_credit(&mut self, credit: Packet) {
+        let f = &mut self.flows[credit.flow as usize];
+        if f.is_done() {
+            return;
+        }
+        f.cc.on_credit(credit.seq);
+        self.make_ready(credit.flow);
+    }
+
+    pub(super) fn on_flow_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        f.timer_pending = false;
+        if f.is_done() {
+            return;
+        }
+        let out = f.on_timer(now, &self.params.transport, &mut self.lost_scratch);
+        self.counters.timeouts += out.lost;
+        if let Some(at) = out.rearm {
+            f.timer_pending = true;
+            self.events.push(at, Event::FlowTimer { flow });
+        }
+        if let Some(req) = out.request {
+            let pkt = f.control_packet(flow, req, self.params.control_bytes, now);
+            self.send_control(pkt);
+        }
+        self.make_ready(flow);
+    }
+}

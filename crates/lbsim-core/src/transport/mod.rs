@@ -1,0 +1,240 @@
+//! A reliable message transport as in Ultra Ethernet (REPS §2.1, §4.1): a
+//! flow is a sender half (`sender`), a receiver half (`receiver`, whose
+//! ACK policy is behind an interface), its congestion control and its load
+//! balancer. The methods here are what happens to a flow when one of its
+//! packets leaves or an answer arrives, in the order the REPS artifact's
+//! sender does it; the engine only moves packets and keeps time.
+//!
+//! A message completes at the receiver when it holds every byte, and at the
+//! sender when it sees the last ACK.
+
+pub mod ack_coalescing;
+pub mod receiver;
+pub mod sender;
+
+use crate::cc::{AckSignal, Cc, CongestionControl, ControlRequest, TimerSignal};
+use crate::lb::{AckEcho, AckPath, Lb, LbStats, LoadBalancer, TimeoutInfo};
+use crate::packet::{Packet, PacketKind};
+use crate::rng::Rng;
+use crate::scenario::{LbKind, TransportKind};
+use crate::time::SimTime;
+pub use receiver::{AckPolicy, Receive, Receiver};
+pub use sender::Sender;
+
+/// One message to deliver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: SimTime,
+}
+
+/// A message of `size` bytes in packets of at most `mtu` bytes on the wire,
+/// `header` of them header: the packet count and the wire sizes of a full
+/// packet and of the last one (never empty: at least one payload byte).
+pub fn packetize(size: u64, mtu: u32, header: u32) -> (u64, u64, u64) {
+    let payload = (mtu - header) as u64;
+    let npkts = size.div_ceil(payload).max(1);
+    let last = size.saturating_sub((npkts - 1) * payload).max(1);
+    (npkts, mtu as u64, last + header as u64)
+}
+
+/// Run-wide transport settings a flow's handlers need.
+#[derive(Clone, Copy, Debug)]
+pub struct TransportParams {
+    pub rto: SimTime,
+    /// Queues trim: a timeout is then a loss, not congestion (REPS App. A).
+    pub trimming: bool,
+    pub acks: AckPolicy,
+}
+
+/// What the retransmission timer did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimerOutcome {
+    /// Packets it declared lost.
+    pub lost: u64,
+    /// When to fire again, if at all.
+    pub rearm: Option<SimTime>,
+    /// A control packet congestion control wants sent (EQDS: an RTS).
+    pub request: Option<ControlRequest>,
+}
+
+pub struct Flow {
+    pub spec: FlowSpec,
+    pub tx: Sender,
+    pub rx: Receiver,
+    pub cc: Cc,
+    pub lb: Lb,
+    pub lb_kind: LbKind,
+    pub lb_stats: LbStats,
+    pub rng: Rng,
+    /// Route class of its packets (0: the switches hash their EVs).
+    pub route: u8,
+    pub timer_pending: bool,
+    pub in_ready: bool,
+    /// When it actually started: its `spec.start`, or later when it waited for other flows.
+    pub started_at: SimTime,
+    /// Flows it still waits for before it may start.
+    pub waiting_on: u32,
+    /// The workload message it carries (several flows carry one split into subflows).
+    pub message: u32,
+    /// Its step within a collective (0 otherwise).
+    pub step: u32,
+    /// Its completion time alone on an idle network (`Network::ideal_fct`).
+    pub ideal: SimTime,
+    /// Idle round-trip time of this flow's path (App. A's reference).
+    pub base_rtt: SimTime,
+    /// This flow's packets (data or control) dropped in the network.
+    pub drops: u64,
+}
+
+impl Flow {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        spec: FlowSpec,
+        mtu: u32,
+        header: u32,
+        transport: TransportKind,
+        cc: Cc,
+        lb: Lb,
+        lb_kind: LbKind,
+        rng: Rng,
+        base_rtt: SimTime,
+    ) -> Self {
+        let npkts = packetize(spec.size, mtu, header).0 as u32;
+        Flow {
+            spec,
+            tx: Sender::new(spec.size, npkts, mtu, header),
+            rx: Receiver::of(transport, npkts),
+            cc,
+            lb,
+            lb_kind,
+            lb_stats: LbStats::default(),
+            rng,
+            route: 0,
+            timer_pending: false,
+            in_ready: false,
+            started_at: spec.start,
+            waiting_on: 0,
+            message: 0,
+            step: 0,
+            ideal: SimTime::ZERO,
+            base_rtt,
+            drops: 0,
+        }
+    }
+
+    pub fn npkts(&self) -> u32 {
+        self.tx.npkts
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.tx.is_done()
+    }
+
+    /// Has a packet to send and congestion control allows it.
+    #[inline]
+    pub fn can_send(&mut self) -> bool {
+        self.tx.has_work() && self.cc.may_send(self.tx.inflight) && self.tx.within_ooo_limit()
+    }
+
+    /// The next data packet, on an EV of the balancer's choice: (packet, is a retransmission).
+    #[inline]
+    pub fn next_packet(&mut self, id: u32, now: SimTime) -> (Packet, bool) {
+        let (seq, size, rtx) = self.tx.take_next(now);
+        self.cc.on_send();
+        let ev = self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats);
+        self.tx.record_ev(seq, ev);
+        let pkt = Packet::data(id, seq, self.spec.src, self.spec.dst, size, ev, self.route, now);
+        (pkt, rtx)
+    }
+
+    /// A control packet of this flow's sender (an RTS), on an EV of its balancer (htsim `sendRTS`).
+    pub fn control_packet(&mut self, id: u32, req: ControlRequest, size: u32, now: SimTime) -> Packet {
+        let ev = self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats);
+        Packet {
+            seq: req.seq,
+            span: req.span,
+            ev,
+            route: self.route,
+            ..Packet::new(req.kind, id, self.spec.src, self.spec.dst, size, now)
+        }
+    }
+
+    /// An ACK (or a coalesced batch) arrived. Returns true when it was the last one needed.
+    #[inline]
+    pub fn on_ack(&mut self, ack: &Packet, now: SimTime, rto: SimTime) -> bool {
+        self.tx.record_rtt(now, now - ack.sent_at, rto);
+        let single = ack.kind == PacketKind::Ack;
+        let echo = AckEcho {
+            ev: ack.ev,
+            ecn: ack.ecn,
+            seq: single.then_some(ack.seq),
+        };
+        let path = self.lb.on_ack(now, &echo, &mut self.lb_stats);
+        let acked = match ack.kind {
+            PacketKind::AckBatch => self.tx.on_ack_all(self.rx.covered(ack.seq, ack.span)),
+            _ => self.tx.on_ack(ack.seq),
+        };
+        let slow_path = match path {
+            AckPath::Slow => self.tx.wire_size(ack.seq) as u64,
+            AckPath::Normal => 0,
+        };
+        self.cc.on_ack(&AckSignal {
+            acked: acked.bytes,
+            ecn: ack.ecn,
+            slow_path,
+        });
+        acked.all
+    }
+
+    /// A NACK: its packet was trimmed on the way.
+    pub fn on_nack(&mut self, nack: &Packet, now: SimTime) {
+        self.lb.on_nack(now, nack.ev, &mut self.lb_stats);
+        if let Some(size) = self.tx.on_nack(nack.seq) {
+            self.cc.on_nack(size);
+        }
+    }
+
+    /// The retransmission timer fired: declare overdue packets lost, tell
+    /// congestion control and the balancer, and say when to fire again.
+    pub fn on_timer(&mut self, now: SimTime, p: &TransportParams, lost: &mut Vec<(u64, u16)>) -> TimerOutcome {
+        lost.clear();
+        let next = self.tx.on_timer(now, p.rto, lost);
+        for &(size, ev) in lost.iter() {
+            self.cc.on_timeout(size);
+            self.lb.on_lost(now, ev, &mut self.lb_stats);
+        }
+        if !lost.is_empty() {
+            let info = TimeoutInfo {
+                trimming: p.trimming,
+                recent_max_rtt: self.tx.recent_max_rtt(),
+                base_rtt: self.base_rtt,
+            };
+            self.lb.on_timeout(now, info, &mut self.lb_stats);
+        }
+        // Unable to send with nothing in flight (EQDS waiting for a credit that may be lost).
+        let stuck = self.tx.has_work() && !self.can_send();
+        let signal = TimerSignal {
+            now,
+            stuck,
+            stalled: next.is_none() && self.tx.inflight == 0 && stuck,
+            lost: !lost.is_empty(),
+            pending: self.tx.pending_sends(),
+            base_rtt: self.base_rtt,
+        };
+        let action = self.cc.on_timer(&signal);
+        TimerOutcome {
+            lost: lost.len() as u64,
+            rearm: next.or(action.recheck.then_some(now + p.rto)),
+            request: action.request,
+        }
+    }
+
+    /// Every ACK arrived: free per-packet state on both halves.
+    pub fn finish_sender(&mut self, now: SimTime) {
+        self.tx.finish(now);
+        self.rx.release();
+    }
+}

@@ -1,0 +1,370 @@
+//! The receiver half of a transport: which arrivals it accepts and how it
+//! answers them (its ACK policy). The engine calls only the `Receive`
+//! interface; a transport with another rule (Go-Back-N, IRN) is a new
+//! implementation and one `Receiver` variant.
+//!
+//! `Sack` is the out-of-order tolerant receiver of Ultra Ethernet (REPS
+//! §2.1, §3.1): it accepts packets in any order and acknowledges each one,
+//! echoing its entropy value and ECN mark; a trimmed header gets a NACK at
+//! once. With `transport.ack_ratio` n > 1 it sends one ACK per n packets
+//! (REPS §4.5.1), at once for the packet that ends the message and for any
+//! after it is whole, and `transport.ack_delay` bounds how long a partial
+//! batch waits (`transport::ack_coalescing`).
+
+use super::ack_coalescing::{AckLog, Trigger};
+use crate::packet::{Packet, PacketKind};
+use crate::scenario::TransportKind;
+use crate::time::SimTime;
+
+/// Run-wide ACK settings.
+#[derive(Clone, Copy, Debug)]
+pub struct AckPolicy {
+    /// One ACK per this many data packets (REPS §4.5.1); 1: every packet.
+    pub ratio: u32,
+    /// Longest a partial batch waits; None: until it fills or the message ends.
+    pub delay: Option<SimTime>,
+}
+
+/// How the receiver answers an arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Nothing now.
+    Nothing,
+    /// Answer this packet with a packet of this kind (ACK or NACK) echoing it.
+    Echo(PacketKind),
+    /// Acknowledge the pending batch (`Receive::take_batch`).
+    Batch,
+    /// Nothing now; call `on_flush` at this time.
+    FlushAt(SimTime),
+}
+
+/// What a data arrival did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// Its payload was new to the receiver.
+    pub new: bool,
+    /// It completed the message.
+    pub complete: bool,
+    pub reply: Reply,
+}
+
+/// A batch of coalesced ACKs: the log position and length it covers, and the packet it echoes.
+#[derive(Clone, Copy, Debug)]
+pub struct Batch {
+    pub start: u32,
+    pub span: u16,
+    pub echo: Trigger,
+}
+
+pub trait Receive {
+    /// A data packet (or trimmed header) of this flow, a message of `npkts` packets, arrived.
+    fn on_data(&mut self, pkt: &Packet, npkts: u32, now: SimTime, policy: &AckPolicy) -> Arrival;
+    /// A flush it asked for is due: `Batch` to acknowledge now, `FlushAt` to wait more.
+    fn on_flush(&mut self, now: SimTime, policy: &AckPolicy) -> Reply;
+    /// Close the pending batch for an ACK to carry.
+    fn take_batch(&mut self) -> Batch;
+    /// The seqs a batch acknowledges (the sender reads them through the ACK).
+    fn covered(&self, start: u32, span: u16) -> &[u32];
+    /// When the message became whole.
+    fn finish(&self) -> Option<SimTime>;
+    /// The sender has every ACK it needs: free what the receiver keeps for it.
+    fn release(&mut self);
+}
+
+/// The receivers lbsim has (`transport.kind`).
+pub enum Receiver {
+    Sack(Sack),
+    #[cfg(test)]
+    InOrder(tests::InOrder),
+}
+
+impl Receiver {
+    /// The receiver `transport.kind` names, for a message of `npkts` packets.
+    pub fn of(kind: TransportKind, npkts: u32) -> Receiver {
+        match kind {
+            TransportKind::Sack => Receiver::Sack(Sack::new(npkts)),
+            #[cfg(test)]
+            TransportKind::InOrder => Receiver::InOrder(tests::InOrder::new()),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $r:ident => $e:expr) => {
+        match $self {
+            Receiver::Sack($r) => $e,
+            #[cfg(test)]
+            Receiver::InOrder($r) => $e,
+        }
+    };
+}
+
+impl Receive for Receiver {
+    #[inline]
+    fn on_data(&mut self, pkt: &Packet, npkts: u32, now: SimTime, policy: &AckPolicy) -> Arrival {
+        dispatch!(self, r => r.on_data(pkt, npkts, now, policy))
+    }
+    fn on_flush(&mut self, now: SimTime, policy: &AckPolicy) -> Reply {
+        dispatch!(self, r => r.on_flush(now, policy))
+    }
+    fn take_batch(&mut self) -> Batch {
+        dispatch!(self, r => r.take_batch())
+    }
+    fn covered(&self, start: u32, span: u16) -> &[u32] {
+        dispatch!(self, r => r.covered(start, span))
+    }
+    #[inline]
+    fn finish(&self) -> Option<SimTime> {
+        dispatch!(self, r => r.finish())
+    }
+    fn release(&mut self) {
+        dispatch!(self, r => r.release())
+    }
+}
+
+/// The out-of-order tolerant receiver (module docs).
+pub struct Sack {
+    /// One bit per packet received.
+    got: Vec<u64>,
+    count: u32,
+    finish: Option<SimTime>,
+    /// Seqs received and their coalesced ACKs (`ratio` > 1).
+    log: AckLog,
+}
+
+impl Sack {
+    pub fn new(npkts: u32) -> Self {
+        Sack {
+            got: vec![0; (npkts as usize).div_ceil(64)],
+            count: 0,
+            finish: None,
+            log: AckLog::default(),
+        }
+    }
+
+    /// Mark `seq` received: (it was new, it completed the message).
+    fn accept(&mut self, seq: u32, npkts: u32, now: SimTime) -> (bool, bool) {
+        if self.finish.is_some() {
+            return (false, false);
+        }
+        let (w, b) = ((seq / 64) as usize, seq % 64);
+        if self.got[w] & (1 << b) != 0 {
+            return (false, false);
+        }
+        self.got[w] |= 1 << b;
+        self.count += 1;
+        if self.count < npkts {
+            return (true, false);
+        }
+        self.finish = Some(now);
+        self.got = Vec::new();
+        (true, true)
+    }
+}
+
+impl Receive for Sack {
+    #[inline]
+    fn on_data(&mut self, pkt: &Packet, npkts: u32, now: SimTime, policy: &AckPolicy) -> Arrival {
+        if pkt.trimmed {
+            let reply = Reply::Echo(PacketKind::Nack);
+            return Arrival {
+                new: false,
+                complete: false,
+                reply,
+            };
+        }
+        let (new, complete) = self.accept(pkt.seq, npkts, now);
+        if policy.ratio <= 1 {
+            let reply = Reply::Echo(PacketKind::Ack);
+            return Arrival { new, complete, reply };
+        }
+        let trigger = Trigger {
+            ev: pkt.ev,
+            ecn: pkt.ecn,
+            route: pkt.route,
+            sent_at: pkt.sent_at,
+        };
+        let pending = self.log.push(pkt.seq, trigger, now);
+        let ends = pkt.seq + 1 == npkts || self.finish.is_some();
+        let reply = if pending >= policy.ratio as usize || ends {
+            Reply::Batch
+        } else {
+            match policy.delay.filter(|_| !self.log.flush_armed) {
+                Some(delay) => {
+                    self.log.flush_armed = true;
+                    Reply::FlushAt(now + delay)
+                }
+                None => Reply::Nothing,
+            }
+        };
+        Arrival { new, complete, reply }
+    }
+
+    fn on_flush(&mut self, now: SimTime, policy: &AckPolicy) -> Reply {
+        let delay = policy.delay.expect("armed only with a delay");
+        self.log.flush_armed = false;
+        if self.log.pending() == 0 {
+            return Reply::Nothing;
+        }
+        let due = self.log.batch_since + delay;
+        if due <= now {
+            return Reply::Batch;
+        }
+        self.log.flush_armed = true;
+        Reply::FlushAt(due)
+    }
+
+    fn take_batch(&mut self) -> Batch {
+        let (start, span) = self.log.take();
+        Batch {
+            start,
+            span,
+            echo: self.log.last,
+        }
+    }
+
+    fn covered(&self, start: u32, span: u16) -> &[u32] {
+        self.log.covered(start, span)
+    }
+
+    #[inline]
+    fn finish(&self) -> Option<SimTime> {
+        self.finish
+    }
+
+    fn release(&mut self) {
+        self.log.release();
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! How to add a transport's receiver, proved: an in-order-only receiver
+    //! (it discards anything but the next expected packet and acknowledges
+    //! only what it accepts, as a Go-Back-N receiver without NACKs would),
+    //! in one small type, one `Receiver` variant and one dispatch arm.
+
+    use super::*;
+
+    pub struct InOrder {
+        next: u32,
+        finish: Option<SimTime>,
+    }
+
+    impl InOrder {
+        pub fn new() -> Self {
+            InOrder { next: 0, finish: None }
+        }
+    }
+
+    impl Receive for InOrder {
+        fn on_data(&mut self, pkt: &Packet, npkts: u32, now: SimTime, _policy: &AckPolicy) -> Arrival {
+            if pkt.trimmed || pkt.seq != self.next || self.finish.is_some() {
+                return Arrival {
+                    new: false,
+                    complete: false,
+                    reply: Reply::Nothing,
+                };
+            }
+            self.next += 1;
+            let complete = self.next == npkts;
+            if complete {
+                self.finish = Some(now);
+            }
+            Arrival {
+                new: true,
+                complete,
+                reply: Reply::Echo(PacketKind::Ack),
+            }
+        }
+        fn on_flush(&mut self, _now: SimTime, _policy: &AckPolicy) -> Reply {
+            Reply::Nothing
+        }
+        fn take_batch(&mut self) -> Batch {
+            unreachable!("never replies with a batch")
+        }
+        fn covered(&self, _start: u32, _span: u16) -> &[u32] {
+            &[]
+        }
+        fn finish(&self) -> Option<SimTime> {
+            self.finish
+        }
+        fn release(&mut self) {}
+    }
+
+    fn data(seq: u32) -> Packet {
+        Packet::data(0, seq, 0, 1, 4096, 9, 0, SimTime::ZERO)
+    }
+
+    const PER_PACKET: AckPolicy = AckPolicy { ratio: 1, delay: None };
+
+    #[test]
+    fn sack_accepts_any_order_once_and_nacks_trimmed_headers() {
+        let mut r = Sack::new(3);
+        let t = SimTime::from_us(1);
+        let got: Vec<Arrival> = [2, 0, 2, 1]
+            .iter()
+            .map(|&s| r.on_data(&data(s), 3, t, &PER_PACKET))
+            .collect();
+        assert_eq!(got.iter().map(|a| a.new).collect::<Vec<_>>(), [true, true, false, true]);
+        assert!(got[3].complete && got.iter().all(|a| a.reply == Reply::Echo(PacketKind::Ack)));
+        assert_eq!(r.finish(), Some(t));
+        let mut trimmed = data(1);
+        trimmed.trimmed = true;
+        assert_eq!(
+            r.on_data(&trimmed, 3, t, &PER_PACKET).reply,
+            Reply::Echo(PacketKind::Nack)
+        );
+    }
+
+    /// Ratio 4 with a 2 us delay: one batch per four packets, the message's
+    /// last packet flushes at once, and a partial batch waits for its delay.
+    #[test]
+    fn sack_coalesces_acks_by_ratio_end_and_delay() {
+        let policy = AckPolicy {
+            ratio: 4,
+            delay: Some(SimTime::from_us(2)),
+        };
+        let mut r = Sack::new(6);
+        let at = |us| SimTime::from_us(us);
+        let replies: Vec<Reply> = (0..4).map(|s| r.on_data(&data(s), 6, at(1), &policy).reply).collect();
+        assert_eq!(
+            replies,
+            [Reply::FlushAt(at(3)), Reply::Nothing, Reply::Nothing, Reply::Batch]
+        );
+        let b = r.take_batch();
+        assert_eq!(r.covered(b.start, b.span), [0, 1, 2, 3]);
+        assert_eq!(
+            r.on_data(&data(4), 6, at(5), &policy).reply,
+            Reply::Nothing,
+            "a flush is still armed"
+        );
+        assert_eq!(
+            r.on_flush(at(3), &policy),
+            Reply::FlushAt(at(7)),
+            "the new batch began at 5 us"
+        );
+        assert_eq!(r.on_flush(at(7), &policy), Reply::Batch);
+        r.take_batch();
+        assert_eq!(
+            r.on_data(&data(5), 6, at(8), &policy).reply,
+            Reply::Batch,
+            "the last packet"
+        );
+    }
+
+    #[test]
+    fn a_new_receiver_plugs_in_behind_the_interface() {
+        let mut r = Receiver::InOrder(InOrder::new());
+        let replies: Vec<bool> = [1, 0, 1]
+            .iter()
+            .map(|&s| r.on_data(&data(s), 2, SimTime::ZERO, &PER_PACKET).new)
+            .collect();
+        assert_eq!(
+            replies,
+            [false, true, true],
+            "1 before 0 is discarded, then taken in order"
+        );
+        assert_eq!(r.finish(), Some(SimTime::ZERO));
+    }
+}

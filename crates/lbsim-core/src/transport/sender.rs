@@ -1,0 +1,332 @@
+//! The sender half of the out-of-order reliable transport (REPS §2.1,
+//! §4.1): per-packet state, retransmissions first, and loss detection.
+//! Losses are found by a NACK (a trimmed header reached the receiver) or by
+//! the retransmission timer. The timer is one lazy event per flow: the
+//! sender logs its sends in order and the timer, when it fires, declares
+//! every send older than the RTO that is still unacknowledged lost, then
+//! re-arms at the next oldest deadline. The RTO is fixed, as in the REPS
+//! artifact.
+
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PktState {
+    Unsent,
+    InFlight,
+    Lost,
+    Acked,
+}
+
+pub struct Sender {
+    pub npkts: u32,
+    payload: u32,
+    header: u32,
+    /// The message's bytes (for the last packet's size).
+    size: u64,
+    state: Vec<PktState>,
+    sent_at: Vec<SimTime>,
+    /// The EV each packet was last sent on, for balancers that learn from timeouts.
+    sent_ev: Vec<u16>,
+    next_new: u32,
+    /// snd_una: every packet below it is acknowledged (advanced lazily, only under an `ooo_limit`).
+    una: u32,
+    /// New packets go out only below `una` + this (MP-RDMA's Δ); u32::MAX: no limit.
+    ooo_limit: u32,
+    /// `una` + `ooo_limit` as last computed: new packets below it may go.
+    send_limit: u32,
+    rtx: VecDeque<u32>,
+    send_log: VecDeque<(SimTime, u32)>,
+    pub inflight: u64,
+    acked: u32,
+    /// Largest RTT in the current tumbling window of 2·RTO (REPS App. A;
+    /// the artifact keeps it this way in `processAck`).
+    rtt_window_end: SimTime,
+    rtt_window_max: SimTime,
+    /// The flow may send (it started and waits for nothing).
+    pub active: bool,
+    /// When the last ACK arrived.
+    pub finish: Option<SimTime>,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub nacks: u64,
+}
+
+/// What a newly arrived ACK did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Acked {
+    /// Bytes (on the wire) newly acknowledged; 0 for a duplicate.
+    pub bytes: u64,
+    pub all: bool,
+}
+
+impl Sender {
+    pub fn new(size: u64, npkts: u32, mtu: u32, header: u32) -> Self {
+        let n = npkts as usize;
+        Sender {
+            npkts,
+            payload: mtu - header,
+            header,
+            size,
+            state: vec![PktState::Unsent; n],
+            sent_at: vec![SimTime::ZERO; n],
+            sent_ev: vec![0; n],
+            next_new: 0,
+            una: 0,
+            ooo_limit: u32::MAX,
+            send_limit: u32::MAX,
+            rtx: VecDeque::new(),
+            send_log: VecDeque::new(),
+            inflight: 0,
+            acked: 0,
+            rtt_window_end: SimTime::ZERO,
+            rtt_window_max: SimTime::ZERO,
+            active: false,
+            finish: None,
+            retransmissions: 0,
+            timeouts: 0,
+            nacks: 0,
+        }
+    }
+
+    /// Wire size of packet `seq`: its share of the payload plus the header.
+    #[inline]
+    pub fn wire_size(&self, seq: u32) -> u32 {
+        self.payload_of(seq) + self.header
+    }
+
+    /// Payload bytes packet `seq` carries (the last one at least one byte).
+    #[inline]
+    pub fn payload_of(&self, seq: u32) -> u32 {
+        if seq + 1 == self.npkts {
+            (self.size - (self.npkts as u64 - 1) * self.payload as u64).max(1) as u32
+        } else {
+            self.payload
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    /// Drop retransmission entries whose packet got acknowledged meanwhile.
+    #[inline]
+    fn clean_rtx_front(&mut self) {
+        while let Some(&s) = self.rtx.front() {
+            if self.state[s as usize] == PktState::Lost {
+                break;
+            }
+            self.rtx.pop_front();
+        }
+    }
+
+    /// Active, not done, and a packet waits to be sent (new or retransmission).
+    #[inline]
+    pub fn has_work(&mut self) -> bool {
+        if !self.active || self.is_done() {
+            return false;
+        }
+        self.clean_rtx_front();
+        !self.rtx.is_empty() || self.next_new < self.npkts
+    }
+
+    /// A retransmission is always below snd_una + Δ (it was sent once when
+    /// snd_una was no higher); a new packet must be.
+    #[inline]
+    pub fn within_ooo_limit(&mut self) -> bool {
+        self.next_new < self.send_limit || !self.rtx.is_empty() || self.raise_send_limit()
+    }
+
+    /// Advance snd_una past acknowledged packets and recompute the bound.
+    #[cold]
+    fn raise_send_limit(&mut self) -> bool {
+        while self.una < self.next_new && self.state[self.una as usize] == PktState::Acked {
+            self.una += 1;
+        }
+        self.send_limit = self.una.saturating_add(self.ooo_limit);
+        self.next_new < self.send_limit
+    }
+
+    /// MP-RDMA's Δ: no new packet at or beyond snd_una + Δ.
+    pub fn set_ooo_limit(&mut self, delta: u32) {
+        self.ooo_limit = delta;
+        self.send_limit = self.una.saturating_add(delta);
+    }
+
+    /// Sends still to make: retransmissions queued plus new packets (an EQDS RTS asks credit for them).
+    pub fn pending_sends(&self) -> u32 {
+        self.rtx.len() as u32 + (self.npkts - self.next_new)
+    }
+
+    /// Take the next packet to send (retransmissions first): (seq, wire size, is retransmission).
+    #[inline]
+    pub fn take_next(&mut self, now: SimTime) -> (u32, u32, bool) {
+        self.clean_rtx_front();
+        let (seq, rtx) = match self.rtx.pop_front() {
+            Some(s) => (s, true),
+            None => {
+                self.next_new += 1;
+                (self.next_new - 1, false)
+            }
+        };
+        let size = self.wire_size(seq);
+        self.state[seq as usize] = PktState::InFlight;
+        self.sent_at[seq as usize] = now;
+        self.send_log.push_back((now, seq));
+        self.inflight += size as u64;
+        if rtx {
+            self.retransmissions += 1;
+        }
+        (seq, size, rtx)
+    }
+
+    /// The load balancer put packet `seq` on `ev`.
+    #[inline]
+    pub fn record_ev(&mut self, seq: u32, ev: u16) {
+        self.sent_ev[seq as usize] = ev;
+    }
+
+    /// Record an RTT sample into the tumbling 2·RTO window.
+    #[inline]
+    pub fn record_rtt(&mut self, now: SimTime, rtt: SimTime, rto: SimTime) {
+        if now > self.rtt_window_end {
+            self.rtt_window_max = SimTime::ZERO;
+            self.rtt_window_end = now + rto * 2;
+        }
+        self.rtt_window_max = self.rtt_window_max.max(rtt);
+    }
+
+    /// The largest RTT sampled in the current window (REPS App. A's input).
+    pub fn recent_max_rtt(&self) -> SimTime {
+        self.rtt_window_max
+    }
+
+    pub fn on_ack(&mut self, seq: u32) -> Acked {
+        let st = self.state[seq as usize];
+        if !matches!(st, PktState::InFlight | PktState::Lost) {
+            return Acked::default();
+        }
+        let size = self.wire_size(seq) as u64;
+        if st == PktState::InFlight {
+            self.inflight -= size;
+        }
+        self.state[seq as usize] = PktState::Acked;
+        self.acked += 1;
+        Acked {
+            bytes: size,
+            all: self.acked == self.npkts,
+        }
+    }
+
+    /// A coalesced ACK: every seq it covers.
+    pub fn on_ack_all(&mut self, seqs: &[u32]) -> Acked {
+        let mut total = Acked::default();
+        for &seq in seqs {
+            let one = self.on_ack(seq);
+            total.bytes += one.bytes;
+            total.all |= one.all;
+        }
+        total
+    }
+
+    /// A NACK for `seq` (its trimmed header reached the receiver): queue it
+    /// again. Returns the packet's size if it was in flight.
+    pub fn on_nack(&mut self, seq: u32) -> Option<u64> {
+        if self.state[seq as usize] != PktState::InFlight {
+            return None;
+        }
+        let size = self.wire_size(seq) as u64;
+        self.inflight -= size;
+        self.state[seq as usize] = PktState::Lost;
+        self.rtx.push_back(seq);
+        self.nacks += 1;
+        Some(size)
+    }
+
+    /// Timer fired at `now`: declare lost every in-flight send older than
+    /// `rto`. Returns the size and EV of each packet declared lost (via
+    /// `lost`) and the next deadline to re-arm at, if any send is still
+    /// outstanding.
+    pub fn on_timer(&mut self, now: SimTime, rto: SimTime, lost: &mut Vec<(u64, u16)>) -> Option<SimTime> {
+        while let Some(&(t, seq)) = self.send_log.front() {
+            let live = self.state[seq as usize] == PktState::InFlight && self.sent_at[seq as usize] == t;
+            if !live {
+                self.send_log.pop_front();
+                continue;
+            }
+            if t + rto > now {
+                return Some(t + rto);
+            }
+            self.send_log.pop_front();
+            let size = self.wire_size(seq) as u64;
+            self.inflight -= size;
+            self.state[seq as usize] = PktState::Lost;
+            self.rtx.push_back(seq);
+            self.timeouts += 1;
+            lost.push((size, self.sent_ev[seq as usize]));
+        }
+        None
+    }
+
+    /// Every ACK arrived: release per-packet state.
+    pub fn finish(&mut self, now: SimTime) {
+        self.finish = Some(now);
+        self.state = Vec::new();
+        self.sent_at = Vec::new();
+        self.sent_ev = Vec::new();
+        self.rtx = VecDeque::new();
+        self.send_log = VecDeque::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sender(npkts: u32) -> Sender {
+        let mut s = Sender::new(npkts as u64 * 4032 - 100, npkts, 4096, 64);
+        s.active = true;
+        s
+    }
+
+    /// Exact packet sequences: a NACKed packet goes next; a timer declares
+    /// lost exactly the sends older than the RTO, oldest first, and re-arms
+    /// at the next deadline.
+    #[test]
+    fn retransmissions_go_first_and_the_timer_takes_only_overdue_sends() {
+        let rto = SimTime::from_us(10);
+        let mut s = sender(4);
+        let sends: Vec<u32> = (0..3).map(|i| s.take_next(SimTime::from_us(i)).0).collect();
+        assert_eq!(sends, [0, 1, 2]);
+        assert_eq!(s.on_nack(1), Some(4096));
+        assert_eq!(s.on_nack(1), None, "only an in-flight packet is queued again");
+        assert_eq!(s.take_next(SimTime::from_us(3)), (1, 4096, true));
+        assert_eq!(s.take_next(SimTime::from_us(4)).0, 3, "then new data");
+        assert_eq!(s.wire_size(3), 4032 - 100 + 64, "the last packet carries the rest");
+        let mut lost = Vec::new();
+        // At 11 us packet 0 (sent at 0) is overdue; 2 (sent at 2 us) is not.
+        let next = s.on_timer(SimTime::from_us(11), rto, &mut lost);
+        assert_eq!(lost.len(), 1);
+        assert_eq!(next, Some(SimTime::from_us(12)));
+        assert_eq!(
+            s.take_next(SimTime::from_us(11)).0,
+            0,
+            "the timed-out packet goes again"
+        );
+        assert_eq!(s.timeouts, 1);
+        assert_eq!(s.retransmissions, 2);
+    }
+
+    #[test]
+    fn acks_count_once_and_finish_the_message() {
+        let mut s = sender(2);
+        s.take_next(SimTime::ZERO);
+        s.take_next(SimTime::ZERO);
+        assert_eq!(s.on_ack(0).bytes, 4096);
+        assert_eq!(s.on_ack(0).bytes, 0, "a duplicate acknowledges nothing");
+        let last = s.on_ack_all(&[0, 1]);
+        assert!(last.all);
+        assert_eq!(s.inflight, 0);
+        assert!(!s.has_work());
+    }
+}
