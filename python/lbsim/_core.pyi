@@ -16,7 +16,8 @@ def run(
     text: str,
     overrides: list[tuple[str, str]] = ...,
     base_dir: str | PathLike[str] | None = None,
-    progress: Callable[[float, float, int, int, int], object] | None = None,
+    # progress(now_us, stop_at_us, events, flows_done, flows, delivered_bytes, total_bytes)
+    progress: Callable[[float, float, int, int, int, int, int], object] | None = None,
     every: int = 65536,
     interval: float = 0.1,
 ) -> dict[str, Any]: ...

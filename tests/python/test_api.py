@@ -167,17 +167,25 @@ def test_relative_file_resolves_against_scenario_folder(tmp_path: Path, monkeypa
 
 def test_progress_callback_and_cancel() -> None:
     text = lbsim.Scenario.from_toml(SMALL).set("workload.size", "4MiB").resolved()
-    calls: list[tuple[float, float, int, int, int]] = []
+    calls: list[tuple[float, float, int, int, int, int, int]] = []
 
     def record(*args: object) -> None:
         calls.append(args)  # type: ignore[arg-type]
 
     raw = _core.run(text, [], None, record, 1000, 0.0)
     assert raw["stop_reason"] == "drained"
-    assert len(calls) > 10
+    assert len(calls) > 10 and all(len(c) == 7 for c in calls)
     events = [c[2] for c in calls]
     assert events == sorted(events) and calls[-1][4] == 16
     assert all(0 <= c[0] <= c[1] for c in calls)
+    # Payload bytes delivered grow to the workload's total (16 messages of 4 MiB).
+    delivered = [c[5] for c in calls]
+    assert delivered == sorted(delivered) and {c[6] for c in calls} == {16 * 4 << 20}
+    assert 0 < delivered[len(delivered) // 2] < 16 * 4 << 20
+    # The last call is the final state: everything delivered, every flow done.
+    summary = json.loads(raw["summary_json"])
+    assert calls[-1][5] == calls[-1][6] and calls[-1][3] == 16
+    assert calls[-1][2] == summary["events"] and calls[-1][0] == pytest.approx(summary["sim_end_us"])
 
     def stop_early(now_us: float, *rest: object) -> bool:
         return now_us < 20.0
@@ -186,19 +194,6 @@ def test_progress_callback_and_cancel() -> None:
     assert raw["stop_reason"] == "cancelled"
     finished = np.frombuffer(dict((n, b) for n, _, b in raw["tables"]["flows"])["finished"], dtype=bool)
     assert not finished.all()
-
-
-def test_progress_bar_draws_on_a_terminal_like_stream() -> None:
-    import io
-
-    from lbsim.progress import RunProgress
-
-    buf = io.StringIO()
-    bar = RunProgress("reps", stream=buf, delay=0.0)
-    bar(50.0, 1000.0, 1_000_000, 8, 16)
-    bar.close()
-    text = buf.getvalue()
-    assert "reps" in text and "50.0%" in text and "flows 8/16" in text and text.endswith("\n")
 
 
 def test_gil_released_while_engine_runs() -> None:

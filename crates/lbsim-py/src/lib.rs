@@ -8,6 +8,7 @@
 //! as one little-endian byte buffer per column (numpy reads them without a copy).
 
 use lbsim_core::table::{Column, Table};
+use lbsim_core::time::SimTime;
 use lbsim_core::{Progress, Scenario, ScenarioError, StopReason};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -104,13 +105,45 @@ fn stop_reason_name(r: StopReason) -> &'static str {
     }
 }
 
+/// The progress callback's arguments: now_us, stop_at_us, events, flows_done,
+/// flows, delivered_bytes, total_bytes.
+fn progress_args(p: &Progress) -> (f64, f64, u64, usize, usize, u64, u64) {
+    (
+        p.now.as_us_f64(),
+        p.stop_at.as_us_f64(),
+        p.events,
+        p.flows_done,
+        p.flows,
+        p.delivered_bytes,
+        p.total_bytes,
+    )
+}
+
+/// The state of a finished run, as the engine would have reported it at its last event.
+fn final_progress(out: &lbsim_core::RunOutput) -> Progress {
+    Progress {
+        now: SimTime((out.summary.sim_end_us * 1e6).round() as u64),
+        stop_at: out.scenario.stop_at.value,
+        events: out.counters.events,
+        flows_done: out.flows.iter().filter(|f| f.finished).count(),
+        flows: out.flows.len(),
+        delivered_bytes: out.counters.payload_delivered,
+        total_bytes: out.flows.iter().map(|f| f.size_bytes).sum(),
+    }
+}
+
 /// Run a scenario with the GIL released.
 ///
 /// Every `every` events the engine calls back; the binding then takes the GIL
 /// for a moment to check for signals (Ctrl-C cancels the run and raises
 /// KeyboardInterrupt once the engine has stopped) and, at most once per
 /// `interval` seconds, calls `progress(now_us, stop_at_us, events,
-/// flows_done, flows)`; if that returns False the run is cancelled too.
+/// flows_done, flows, delivered_bytes, total_bytes)` (payload bytes that
+/// reached their receivers, each packet once, and the sum of the workload's
+/// message sizes); if that returns False the run is cancelled too. When the
+/// run has ended (drained, at its horizon or cancelled by the callback) it is
+/// called once more with the final state, whatever the interval; its answer
+/// is then ignored.
 ///
 /// Returns a dict: scenario_toml, summary_json, counters_json,
 /// packets_in_network, stop_reason ("drained", "horizon" or "cancelled") and
@@ -148,14 +181,7 @@ fn run<'py>(
                     return true;
                 }
                 last_call = Some(now);
-                let args = (
-                    p.now.as_us_f64(),
-                    p.stop_at.as_us_f64(),
-                    p.events,
-                    p.flows_done,
-                    p.flows,
-                );
-                match f.call1(py, args) {
+                match f.call1(py, progress_args(&p)) {
                     Ok(v) => !matches!(v.extract::<bool>(py), Ok(false)),
                     Err(e) => {
                         pending_error = Some(e);
@@ -170,6 +196,9 @@ fn run<'py>(
         return Err(e);
     }
     let out = out.map_err(|e| scenario_error(py, e))?;
+    if let Some(f) = progress.as_ref() {
+        f.call1(py, progress_args(&final_progress(&out)))?;
+    }
 
     let d = PyDict::new(py);
     d.set_item("scenario_toml", out.scenario.to_toml())?;
