@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import LbsimError
+from .fct import percentile
 from .results import Result, is_run_dir, load
 from .runner import run
 from .scenario import Scenario
@@ -360,7 +361,7 @@ def row(name: str, r: Result) -> dict[str, Any]:
         for lb, part in m.groupby("lb"):
             out[f"mean_fct_us_{lb}"] = float(part["fct_us"].mean())
     if "rtt" in r.table_names:
-        out["p99_rtt_us"] = float(r.rtt["rtt_us"].quantile(0.99))
+        out["p99_rtt_us"] = percentile(r.rtt["rtt_us"].to_numpy(dtype=float), 99.0)
     return out
 
 

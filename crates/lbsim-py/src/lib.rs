@@ -7,9 +7,12 @@
 //! Python objects: JSON text for the summary and counters, and the flow table
 //! as one little-endian byte buffer per column (numpy reads them without a copy).
 
+use lbsim_core::scenario::units::{self, AmountValue};
 use lbsim_core::table::{Column, Table};
 use lbsim_core::time::SimTime;
 use lbsim_core::{Progress, Scenario, ScenarioError, StopReason};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::{Path, PathBuf};
@@ -215,6 +218,67 @@ fn run<'py>(
     }
     d.set_item("tables", tables)?;
     Ok(d)
+}
+
+/// Turn a unit parser's message into `lbsim.UnitError(message)`.
+fn unit_error(py: Python<'_>, message: String) -> PyErr {
+    let made = py
+        .import("lbsim.errors")
+        .and_then(|m| m.getattr("UnitError"))
+        .and_then(|cls| cls.call1((message,)));
+    match made {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(err) => err,
+    }
+}
+
+/// A time as scenario files write it ("500ns", "1.5ms") in integer
+/// picoseconds, the engine's clock. Raises `lbsim.UnitError`.
+#[pyfunction]
+fn parse_time(py: Python<'_>, text: &str) -> PyResult<u64> {
+    units::parse_time(text).map(|t| t.0).map_err(|m| unit_error(py, m))
+}
+
+/// A rate as scenario files write it ("400Gbps") in integer bits per second.
+/// Raises `lbsim.UnitError`.
+#[pyfunction]
+fn parse_rate(py: Python<'_>, text: &str) -> PyResult<u64> {
+    units::parse_rate(text).map(|r| r.0).map_err(|m| unit_error(py, m))
+}
+
+/// An amount of data as scenario files write it: `("bytes", int)` for
+/// "8MiB", "4096B" or "4096"; `("pkt", float)` for "101pkt" (full packets);
+/// `("bdp", float)` for "1.5bdp"; `("percent", float)` for "20%". Raises
+/// `lbsim.UnitError`.
+#[pyfunction]
+fn parse_amount<'py>(py: Python<'py>, text: &str) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+    Ok(match units::parse_amount(text).map_err(|m| unit_error(py, m))? {
+        AmountValue::Bytes(b) => ("bytes", b.into_pyobject(py)?.into_any()),
+        AmountValue::Packets(x) => ("pkt", x.into_pyobject(py)?.into_any()),
+        AmountValue::Bdp(x) => ("bdp", x.into_pyobject(py)?.into_any()),
+        AmountValue::Percent(x) => ("percent", x.into_pyobject(py)?.into_any()),
+    })
+}
+
+/// Percentiles of `values` by the engine's rule (`lbsim_core::metrics::percentile`,
+/// nearest rank: the smallest value with at least p % of the values at or
+/// below it), one per p in `ps` (each in [0, 100]). `values`: anything with
+/// the buffer protocol holding float64 (a numpy array) or a sequence of
+/// floats, in any order; NaN values are left out. NaN where no value is left.
+#[pyfunction]
+fn percentile(py: Python<'_>, values: &Bound<'_, PyAny>, ps: Vec<f64>) -> PyResult<Vec<f64>> {
+    if let Some(p) = ps.iter().find(|p| !(0.0..=100.0).contains(*p)) {
+        return Err(PyValueError::new_err(format!("p: must be in [0, 100], got {p}")));
+    }
+    let mut v: Vec<f64> = match PyBuffer::<f64>::get(values) {
+        Ok(buf) => buf.to_vec(py)?,
+        Err(_) => values.extract()?,
+    };
+    Ok(py.allow_threads(move || {
+        v.retain(|x| !x.is_nan());
+        v.sort_unstable_by(f64::total_cmp);
+        ps.iter().map(|&p| lbsim_core::metrics::percentile(&v, p)).collect()
+    }))
 }
 
 /// Names of the built-in presets.
@@ -453,6 +517,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_amount, m)?)?;
+    m.add_function(wrap_pyfunction!(percentile, m)?)?;
     theory_bindings::register(m)?;
     Ok(())
 }
