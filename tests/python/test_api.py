@@ -213,15 +213,26 @@ def test_gil_released_while_engine_runs() -> None:
     assert spins / wall > 100_000, (spins, wall)
 
 
-def test_ideal_and_units() -> None:
-    assert lbsim.results.parse_rate_bps("400Gbps") == 400e9
-    assert lbsim.results.ideal_fct_us(8 << 20, 400e9, 8.0) == pytest.approx(8 * 8 * 1.048576e6 / 400e9 * 1e6 + 8)
-    with pytest.raises(ValueError):
-        lbsim.results.parse_rate_bps("fast")
+def test_ideal_is_the_engines_largest_message_ideal() -> None:
     r = lbsim.run(small(), progress=False)
-    assert math.isclose(r.ideal_fct_us, 256 * 1024 * 8 / 400e3 + r.summary["base_rtt_us"])
-    # Size at line rate is a hard floor (the "ideal" adds a whole base RTT).
+    m = r.messages
+    assert r.ideal_fct_us == m["ideal_fct_us"].max()
+    # Every message is 256 KiB, so every ideal is the same path length's; a
+    # lone ECMP flow finishes in exactly its ideal, and nothing beats size at line rate.
+    assert r.ideal_fct_us > 256 * 1024 * 8 / 400e3
     assert (r.flows["fct_us"] >= 256 * 1024 * 8 / 400e3).all()
+    # Subflows: the message's ideal (the whole message alone), not a subflow's.
+    s = lbsim.run(small(**{"lb.kind": "subflows"}), progress=False)
+    assert s.ideal_fct_us == s.messages["ideal_fct_us"].max() > s.flows["ideal_fct_us"].max()
+    # Mixed sizes: the largest message's ideal.
+    mixed = lbsim.Scenario.from_toml(
+        'preset = "reps_artifact"\n[topology]\nhosts = 16\n[workload]\nkind = "trace"\ncdf = "websearch"\n'
+        'load = 0.5\nduration = "50us"\n'
+    )
+    t = lbsim.run(mixed, progress=False)
+    assert t.messages["size_bytes"].nunique() > 1
+    assert t.ideal_fct_us == t.messages["ideal_fct_us"].max()
+    assert t.ideal_fct_us >= t.messages.loc[t.messages["size_bytes"].idxmax(), "ideal_fct_us"]
 
 
 def test_package_data_matches_example_scenario() -> None:

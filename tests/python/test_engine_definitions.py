@@ -70,6 +70,10 @@ def test_a_bad_unit_raises_the_engines_message(parse, key: str, text: str) -> No
     assert err.message in scenario_err.value.message
 
 
+def test_no_python_unit_parser_is_left() -> None:
+    assert not hasattr(lbsim.results, "parse_rate_bps") and not hasattr(lbsim.results, "ideal_fct_us")
+
+
 # ---- percentiles ------------------------------------------------------------
 
 
