@@ -1,14 +1,17 @@
-"""One definition of each thing, the engine's: units and percentiles."""
+"""One definition of each thing, the engine's: units, percentiles, TOML written
+by tomli-w and read back by the engine."""
 
 from __future__ import annotations
 
 import math
+import tomllib
 
 import numpy as np
 import pytest
 
 import lbsim
 from lbsim import _core, units
+from lbsim._toml import dumps, literal, value_text
 from lbsim.fct import STATS, measured_flows, percentile, slowdown_by_bdp, slowdown_by_size
 
 TREE = 'preset = "reps_artifact"\n[topology]\nhosts = 32\nradix = 8\n'
@@ -138,3 +141,60 @@ def test_slowdown_statistics_use_the_engines_percentile(trace_run: lbsim.Result)
     assert [b.loc[">=1BDP", name] for name, q in STATS.items() if q is not None] == _core.percentile(long, qs)
     # The summary's p99 slowdown (the engine's) over the same measured messages.
     assert percentile(m["slowdown"], 99) == trace_run.summary["p99_slowdown"]
+
+
+# ---- TOML -------------------------------------------------------------------
+
+
+SCENARIO = {
+    "name": "written by tomli-w",
+    "seed": 7,
+    "preset": "reps_artifact",
+    "stop_at": "2ms",
+    "topology": {"hosts": 32, "radix": 8, "link_rate": "200Gbps"},
+    "queue": {"trimming": True, "ecn_kmin": "10%"},
+    "cc": {"kind": "eqds", "eqds": {"pull_rate": 0.75}},
+    "lb": {"kind": "reps", "reps": {"freezing": False, "freeze_rtt_factor": 1.5}},
+    "workload": {"kind": "permutation", "size": "1MiB"},
+    "observe": {"ports": ["t0_0->t1_0", "t0_1->t1_1"], "rtt": True},
+    "failures": [
+        {"link": "t0_0->t1_0", "direction": "both", "at": "50us"},
+        {"kind": "loss", "loss": 0.01, "switch": "t1_1", "at": "60us"},
+    ],
+}
+
+
+def test_a_scenario_written_by_tomli_w_resolves_to_the_same_scenario() -> None:
+    text = dumps(SCENARIO)
+    assert tomllib.loads(text) == SCENARIO
+    s = lbsim.Scenario.from_toml(text)
+    resolved = s.to_dict()
+    for key in ("seed", "stop_at", "topology.link_rate", "cc.eqds.pull_rate", "lb.reps.freeze_rtt_factor",
+                "observe.ports", "queue.trimming", "workload.size", "name"):
+        node_in: object = SCENARIO
+        for part in key.split("."):
+            node_in = node_in[part]  # type: ignore[index]
+        assert s[key] == node_in, key
+    assert resolved["failures"][1]["loss"] == 0.01
+    # Read back from its own resolved TOML it is still the same scenario (same run key).
+    again = lbsim.Scenario.from_toml(s.resolved())
+    assert again.resolved() == s.resolved() and again.key() == s.key()
+    # A dict scenario is the same one.
+    assert lbsim.Scenario.from_dict(SCENARIO).key() == s.key()
+
+
+def test_override_values_are_toml_values() -> None:
+    assert value_text("reps") == "reps" and value_text("8MiB") == "8MiB"
+    assert value_text(3) == "3" and value_text(True) == "true" and value_text(0.02) == "0.02"
+    assert value_text(float("inf")) == "inf" and value_text(["a", 1]) == '["a", 1]'
+    assert literal("reps") == '"reps"' and literal('a "quoted"\nline') == '"a \\"quoted\\"\\nline"'
+    v = [{"link": "t0_0->t1_0", "at": "50us", "odd key": {"x": [1, 2]}}]
+    assert literal(v) == '[{ link = "t0_0->t1_0", at = "50us", "odd key" = { x = [1, 2] } }]'
+    assert tomllib.loads(f"v = {literal(v)}")["v"] == v
+    # A long array of tables stays one inline value (tomli-w alone would write [[v]] sections).
+    many = [{"link": f"t0_{i}->t1_{i}", "direction": "both", "at": f"{i}us"} for i in range(8)]
+    assert "\n" not in literal(many) and tomllib.loads(f"v = {literal(many)}")["v"] == many
+    s = lbsim.Scenario.from_toml(TREE).set("failures", many[:2])
+    assert s["failures"][1]["link"] == "t0_1->t1_1"
+    with pytest.raises(TypeError):
+        value_text(None)
