@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._tables import frame_table, render
 from .errors import LbsimError
 from .fct import percentile
 from .results import Result, is_run_dir, load
@@ -475,5 +476,5 @@ def reproduce(
                               if len(names) > 4 else "center", fontsize=7)
             ax.set_ylabel("Collective completion time (µs)" if fig.metric == "collective_us" else "Completion time (µs)")
             style.save(f, d / name)
-    log(table.to_string(index=False))
+    log(render(frame_table(table, ".6g")))
     return d
