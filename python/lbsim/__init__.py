@@ -12,8 +12,8 @@ files and plots.
 
 from __future__ import annotations
 
-from . import _core, fct, theory
-from .errors import LbsimError, ScenarioError
+from . import _core, fct, theory, units
+from .errors import LbsimError, ScenarioError, UnitError
 from .results import Result, load
 from .runner import run
 from .scenario import Scenario
@@ -34,4 +34,6 @@ __all__ = [
     "run",
     "sweep",
     "theory",
+    "UnitError",
+    "units",
 ]

@@ -1,8 +1,11 @@
 """Type stubs of the compiled bindings (crates/lbsim-py). Private: use the lbsim package."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 __version__: str
 
@@ -16,11 +19,20 @@ def run(
     text: str,
     overrides: list[tuple[str, str]] = ...,
     base_dir: str | PathLike[str] | None = None,
-    progress: Callable[[float, float, int, int, int], object] | None = None,
+    # progress(now_us, stop_at_us, events, flows_done, flows, delivered_bytes, total_bytes)
+    progress: Callable[[float, float, int, int, int, int, int], object] | None = None,
     every: int = 65536,
     interval: float = 0.1,
 ) -> dict[str, Any]: ...
 def preset_names() -> list[str]: ...
+
+# The engine's unit parsers; bad text raises lbsim.errors.UnitError.
+def parse_time(text: str) -> int: ...
+def parse_rate(text: str) -> int: ...
+def parse_amount(text: str) -> tuple[str, int | float]: ...
+
+# The engine's nearest-rank percentile, one per p (in [0, 100]); NaNs left out.
+def percentile(values: npt.NDArray[np.float64] | Sequence[float], ps: Sequence[float]) -> list[float]: ...
 
 # Balls-into-bins models of REPS §5 and App. B-D (lbsim.theory). Bad
 # arguments raise ValueError("param: message").

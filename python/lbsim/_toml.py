@@ -1,42 +1,45 @@
-"""Python values as TOML value text, the form the core takes for overrides."""
+"""Python values as TOML, written by tomli-w: whole documents (:func:`dumps`)
+and the value text the core takes for overrides (:func:`value_text`)."""
 
 from __future__ import annotations
 
-import json
-import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["value_text", "dumps"]
+import tomli_w
+
+__all__ = ["value_text", "literal", "dumps"]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        # A JSON string is a valid TOML basic string (same escapes).
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, Mapping):
-        items = ", ".join(f"{_key(k)} = {_literal(v)}" for k, v in value.items())
-        return "{ " + items + " }" if items else "{}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} value {value!r} as TOML")
+def _scalar(value: Any) -> str:
+    """One value on its own as tomli-w writes it (``v = <text>``)."""
+    doc = tomli_w.dumps({"v": value})
+    if not doc.startswith("v = ") or not doc.endswith("\n") or doc.count("\n") != 1:
+        raise TypeError(f"cannot write {type(value).__name__} value {value!r} as a TOML value")
+    return doc[len("v = ") : -1]
 
 
 def _key(k: object) -> str:
-    text = str(k)
-    if text and all(c.isalnum() or c in "-_" for c in text):
-        return text
-    return json.dumps(text)
+    if not isinstance(k, str):
+        raise TypeError(f"TOML keys are strings, got {type(k).__name__} {k!r}")
+    return k if _BARE_KEY.fullmatch(k) else _scalar(k)
+
+
+def literal(value: Any) -> str:
+    """``value`` as TOML value text, on one line: strings quoted (``"reps"``
+    -> ``'"reps"'``), tables inline (``{ a = 1 }``), arrays inline. Scalars
+    (strings, numbers, booleans, dates) are written by tomli-w; arrays and
+    tables are put together from them, so they stay values even where tomli-w
+    would write a ``[table]`` section."""
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_key(k)} = {literal(v)}" for k, v in value.items())
+        return "{ " + items + " }" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    return _scalar(value)
 
 
 def value_text(value: Any) -> str:
@@ -45,13 +48,13 @@ def value_text(value: Any) -> str:
     Strings pass through unchanged and are read the way the command line reads
     ``--set key=value``: as TOML if they parse as a TOML value (``"3"`` is the
     integer 3, ``"true"`` a boolean), otherwise as a bare string (``"reps"``,
-    ``"8MiB"``). Other values are written as TOML literals.
+    ``"8MiB"``). Other values are written as TOML literals (:func:`literal`).
     """
     if isinstance(value, str):
         return value
-    return _literal(value)
+    return literal(value)
 
 
 def dumps(table: Mapping[str, Any]) -> str:
-    """A mapping as a TOML document (nested tables written inline, one key per line)."""
-    return "".join(f"{_key(k)} = {_literal(v)}\n" for k, v in table.items())
+    """A mapping as a TOML document (tomli-w)."""
+    return tomli_w.dumps(table)

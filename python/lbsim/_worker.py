@@ -4,7 +4,6 @@ returns plain data, and never touches the driver's file system."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import tempfile
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from ._toml import literal
 
 __all__ = ["run_task"]
 
@@ -34,7 +34,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
             for i, (name, data) in enumerate(sorted(task.get("files", {}).items())):
                 target = Path(tmp) / f"{i}_{Path(name).name}"
                 target.write_bytes(data)
-                overrides.append(("workload.file", json.dumps(str(target))))
+                overrides.append(("workload.file", literal(str(target))))
             raw = _core.run(task["toml"], overrides, None, None)
         return {"ok": True, "raw": raw, "worker_seconds": time.perf_counter() - t0, **info}
     except (KeyboardInterrupt, SystemExit):

@@ -147,24 +147,23 @@ def _load(file: Path, sets: Sequence[tuple[str, str]]) -> Any:
 
 
 def _print_summary(r: Any) -> None:
+    from ._tables import console, fmt, kv_table
+
     s = r.summary
-
-    def f(v: Any) -> str:
-        return "-" if v is None else f"{v:.2f}"
-
     d = s.get("drops", {})
-    print(
-        f"{r.lb}: flows {s['finished_flows']}/{s['flows']} finished  max FCT {f(s['max_fct_us'])} us  "
-        f"mean {f(s['mean_fct_us'])} us  p99 {f(s['p99_fct_us'])} us"
-    )
-    print(
-        f"drops: congestion {d.get('congestion', 0)}  failure {d.get('failure', 0)}  "
-        f"trimmed {d.get('trimmed', 0)}  retransmissions {s['retransmissions']}  timeouts {s['timeouts']}"
-    )
-    print(
-        f"events {s['events']:,} in {s['wall_seconds']:.2f} s ({s['events_per_second'] / 1e6:.2f} M/s)"
-        + (f"  stopped: {r.stop_reason}" if r.stop_reason != "drained" else "")
-    )
+    rows = [
+        ("flows finished", f"{s['finished_flows']}/{s['flows']}"),
+        ("max FCT", f"{fmt(s['max_fct_us'], '.2f')} us"),
+        ("mean FCT", f"{fmt(s['mean_fct_us'], '.2f')} us"),
+        ("p99 FCT", f"{fmt(s['p99_fct_us'], '.2f')} us"),
+        ("drops", f"congestion {d.get('congestion', 0)}, failure {d.get('failure', 0)}, trimmed {d.get('trimmed', 0)}"),
+        ("retransmissions", str(s["retransmissions"])),
+        ("timeouts", str(s["timeouts"])),
+        ("events", f"{s['events']:,} in {s['wall_seconds']:.2f} s ({s['events_per_second'] / 1e6:.2f} M/s)"),
+    ]
+    if r.stop_reason != "drained":
+        rows.append(("stopped", str(r.stop_reason)))
+    console().print(kv_table(rows, title=f"{r.lb}"))
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
@@ -220,11 +219,19 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
             if cluster is not None:
                 cluster.close()
     st = res.stats
-    print(
-        f"sweep: {st['points']} grid points, {st['runs']} distinct runs: {st['already_done']} already done, "
-        f"{st['ran']} ran now ({st['ok']} ok, {st['failed']} failed)"
-        + (f", {st['invalid']} invalid" if st["invalid"] else "")
-    )
+    from ._tables import console, kv_table
+
+    rows = [
+        ("grid points", str(st["points"])),
+        ("distinct runs", str(st["runs"])),
+        ("already done", str(st["already_done"])),
+        ("ran now", str(st["ran"])),
+        ("ok", str(st["ok"])),
+        ("failed", str(st["failed"])),
+    ]
+    if st["invalid"]:
+        rows.append(("invalid", str(st["invalid"])))
+    console().print(kv_table(rows, title="sweep"))
     idx = res.index
     bad = idx[idx["status"] != "done"]
     for row in bad.head(10).to_dict("records"):
@@ -254,8 +261,12 @@ def _cmd_reproduce(a: argparse.Namespace) -> int:
     from .reproduce import FIGURES, reproduce
 
     if a.list or not a.figures:
+        from ._tables import console, table
+
+        t = table("figure", "scenario", "what the paper reports", numeric=False)
         for name, fig in FIGURES.items():
-            print(f"{name:12s} {fig.scenario}\n{'':12s} paper: {fig.paper}")
+            t.add_row(name, fig.scenario, fig.paper)
+        console().print(t)
         return 0
     for name in a.figures:
         d = reproduce(name, out=a.out, scenarios=a.scenarios, progress=not a.quiet, quick=a.quick, resume=a.resume)

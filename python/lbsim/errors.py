@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["LbsimError", "ScenarioError"]
+__all__ = ["LbsimError", "ScenarioError", "UnitError"]
 
 
 class LbsimError(Exception):
@@ -33,3 +33,18 @@ class ScenarioError(LbsimError, ValueError):
     def with_source(self, source: str | None) -> ScenarioError:
         """The same error, saying which file (or other source) it came from."""
         return ScenarioError(self.key, self.message, source)
+
+
+class UnitError(LbsimError, ValueError):
+    """A quantity written with a unit ("400Gbps", "8MiB", "20us") that the
+    engine's unit parser rejects; the message is the engine's.
+
+    >>> str(UnitError('expected a rate with a unit (Mbps, Gbps, Tbps), such as "400Gbps"; got "fast"'))
+    'expected a rate with a unit (Mbps, Gbps, Tbps), such as "400Gbps"; got "fast"'
+    """
+
+    message: str
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

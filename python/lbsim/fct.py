@@ -12,17 +12,19 @@ Flows are the workload's messages (``Result.messages``): a message split
 into subflows counts once. Only messages the run marks ``measured`` count:
 finished, not started in the
 warm-up, not finished after the cool-down (``workload.warmup``,
-``workload.cooldown``). Percentiles follow ConWeave: the value at index
-``int(n · p)`` of the sorted slowdowns.
+``workload.cooldown``). Percentiles are the engine's nearest rank
+(:func:`percentile`, the rule of ``summary.json``; see docs/model-choices.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
+import numpy.typing as npt
 
+from . import _core
 from .errors import LbsimError
 
 if TYPE_CHECKING:
@@ -32,22 +34,38 @@ if TYPE_CHECKING:
 
 __all__ = ["STATS", "percentile", "slowdown_by_size", "slowdown_by_bdp", "measured_flows"]
 
-#: The statistics each row reports, with their quantile (None: the mean).
-STATS: dict[str, float | None] = {"mean": None, "p50": 0.5, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+#: The statistics each row reports, with their percentile in % (None: the mean).
+STATS: dict[str, float | None] = {"mean": None, "p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 
 
-def percentile(sorted_values: np.ndarray, p: float) -> float:
-    """ConWeave's percentile: ``sorted[int(n · p)]`` (clamped to the last)."""
-    n = len(sorted_values)
-    if n == 0:
-        return float("nan")
-    return float(sorted_values[min(int(n * p), n - 1)])
+@overload
+def percentile(values: npt.ArrayLike, p: float) -> float: ...
+@overload
+def percentile(values: npt.ArrayLike, p: Sequence[float] | np.ndarray) -> np.ndarray: ...
+def percentile(values: npt.ArrayLike, p: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
+    """The ``p``-th percentile (``p`` in %, from 0 to 100) of ``values`` (any
+    order), by the engine's rule (``lbsim_core::metrics::percentile``, the one
+    ``summary.json`` uses): nearest rank, the smallest value with at least p %
+    of the values at or below it, i.e. ``sorted[ceil(n · p / 100) - 1]`` (the
+    first value for p = 0). NaN values are left out; NaN if none is left.
+    With a sequence of p's, an array of as many percentiles.
+
+    >>> percentile([1.0, 2.0, 3.0, 4.0], 50), percentile([1.0, 2.0, 3.0, 4.0], [25, 99])
+    (2.0, array([1., 4.]))
+    """
+    arr = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    if isinstance(p, (int, float, np.integer, np.floating)):
+        return float(_core.percentile(arr, [float(p)])[0])
+    ps = [float(x) for x in np.asarray(p, dtype=np.float64).ravel()]
+    return np.array(_core.percentile(arr, ps), dtype=np.float64)
 
 
 def _stats(slowdowns: np.ndarray) -> dict[str, float]:
     s = np.sort(slowdowns)
+    ps = [q for q in STATS.values() if q is not None]
+    values = iter(percentile(s, ps).tolist())
     return {
-        name: (float(s.mean()) if len(s) else float("nan")) if q is None else percentile(s, q)
+        name: (float(s.mean()) if len(s) else float("nan")) if q is None else next(values)
         for name, q in STATS.items()
     }
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._tables import frame_table, render
 from .errors import LbsimError
+from .fct import percentile
 from .results import Result, is_run_dir, load
 from .runner import run
 from .scenario import Scenario
@@ -60,12 +62,14 @@ def _lbs(*names: str) -> dict[str, Overrides]:
     return {n: {"lb.kind": n} for n in names}
 
 
-_FIG07_MODES: dict[str, str] = {
-    "cable": '[{link = "t0_0->t1_0", direction = "both", at = "50us"}]',
-    "switch": '[{switch = "t1_0", at = "50us"}]',
-    "degraded": '[{kind = "degrade", rate = "200Gbps", link = "t0_0->t1_0", direction = "both", at = "50us"}]',
-    "loss_1pct": '[{kind = "loss", loss = 0.01, switch = "t1_0", at = "50us"}]',
-    "every_10th": '[{kind = "drop_nth", nth = 10, link = "t0_0->t1_0", at = "50us"}]',
+#: ``[[failures]]`` entries (and ``[[rate_overrides]]`` below) as Python values; the
+#: override writes them as TOML.
+_FIG07_MODES: dict[str, list[dict[str, Any]]] = {
+    "cable": [{"link": "t0_0->t1_0", "direction": "both", "at": "50us"}],
+    "switch": [{"switch": "t1_0", "at": "50us"}],
+    "degraded": [{"kind": "degrade", "rate": "200Gbps", "link": "t0_0->t1_0", "direction": "both", "at": "50us"}],
+    "loss_1pct": [{"kind": "loss", "loss": 0.01, "switch": "t1_0", "at": "50us"}],
+    "every_10th": [{"kind": "drop_nth", "nth": 10, "link": "t0_0->t1_0", "at": "50us"}],
 }
 
 _FIG08_FRACTIONS = (0.05, 0.1, 0.25, 0.5)
@@ -122,10 +126,10 @@ def _ops_vs_reps(scenario: str, key: str, values: tuple[int, ...], paper: str, x
 
 
 #: REPS §4.3.2: 2 % of the ToR uplinks, picked at random, at 200 Gbps.
-_SLOW_2PCT = '[{links = "tor_uplinks", fraction = 0.02, rate = "200Gbps"}]'
+_SLOW_2PCT = [{"links": "tor_uplinks", "fraction": 0.02, "rate": "200Gbps"}]
 
 #: One ToR uplink at 200 Gbps, for trees too small for 2 % to be one.
-_SLOW_ONE = '[{links = "tor_uplinks", count = 1, rate = "200Gbps"}]'
+_SLOW_ONE = [{"links": "tor_uplinks", "count": 1, "rate": "200Gbps"}]
 
 #: 32 hosts (8 ToRs of 4, 4 spines) instead of 128.
 _SMALL_TREE: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8}
@@ -184,7 +188,7 @@ FIGURES: dict[str, Figure] = {
     "reps-fig08": Figure(
         "reps/fig08_extreme_failures.toml",
         {
-            f"{x}/{lb}": {"lb.kind": lb, "failures": f'[{{links = "fabric", fraction = {x}, direction = "both"}}]'}
+            f"{x}/{lb}": {"lb.kind": lb, "failures": [{"links": "fabric", "fraction": x, "direction": "both"}]}
             for x, lb in itertools.product(_FIG08_FRACTIONS, _ALL_LBS)
         },
         "lines",
@@ -310,7 +314,7 @@ FIGURES: dict[str, Figure] = {
         "distributions",
         "Aggregation-core links failed: ARCANE 50 % ahead of spraying; some ECMP flows never finish.",
         # One of the 128 aggregation-core cables (the full scale fails 8 of 1024).
-        quick={**_ARCANE_QUICK, "failures": '[{links = "agg_uplinks", count = 1, direction = "both"}]'},
+        quick={**_ARCANE_QUICK, "failures": [{"links": "agg_uplinks", "count": 1, "direction": "both"}]},
     ),
     "reps-fig15": Figure(
         "reps/fig15_forced_freezing.toml",
@@ -360,7 +364,7 @@ def row(name: str, r: Result) -> dict[str, Any]:
         for lb, part in m.groupby("lb"):
             out[f"mean_fct_us_{lb}"] = float(part["fct_us"].mean())
     if "rtt" in r.table_names:
-        out["p99_rtt_us"] = float(r.rtt["rtt_us"].quantile(0.99))
+        out["p99_rtt_us"] = percentile(r.rtt["rtt_us"].to_numpy(dtype=float), 99.0)
     return out
 
 
@@ -472,5 +476,5 @@ def reproduce(
                               if len(names) > 4 else "center", fontsize=7)
             ax.set_ylabel("Collective completion time (µs)" if fig.metric == "collective_us" else "Completion time (µs)")
             style.save(f, d / name)
-    log(table.to_string(index=False))
+    log(render(frame_table(table, ".6g")))
     return d

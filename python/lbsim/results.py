@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import tomllib
 from collections.abc import Mapping
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["Result", "load", "ideal_fct_us", "parse_rate_bps", "RUN_FILES", "OPTIONAL_TABLES"]
+__all__ = ["Result", "load", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
@@ -135,22 +134,6 @@ def _arrow_from_arrays(cols: Columns) -> pa.Table:
         else:
             arrays[name] = pa.array(arr)
     return pa.table(arrays)
-
-
-_RATE_UNITS = {"bps": 1.0, "Kbps": 1e3, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9, "Tbps": 1e12}
-
-
-def parse_rate_bps(text: str) -> float:
-    """``"400Gbps"`` -> 4e11 (the units scenario files use)."""
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]+)\s*", text)
-    if not m or m.group(2) not in _RATE_UNITS:
-        raise ValueError(f"not a rate: {text!r}")
-    return float(m.group(1)) * _RATE_UNITS[m.group(2)]
-
-
-def ideal_fct_us(size_bytes: float, link_rate_bps: float, base_rtt_us: float) -> float:
-    """The ideal completion time of a message: its size at line rate plus one base RTT."""
-    return size_bytes * 8 / link_rate_bps * 1e6 + base_rtt_us
 
 
 class Result:
@@ -315,11 +298,12 @@ class Result:
 
     @property
     def ideal_fct_us(self) -> float:
-        """Size of the largest message at line rate plus one base RTT."""
-        link = parse_rate_bps(self.params["topology"]["link_rate"])
+        """The ideal workload completion time: the largest of the engine's
+        per-message ideals (the ``ideal_fct_us`` column of :attr:`messages`:
+        each message alone on its path of the idle network, store and forward
+        at every hop; see docs/model-choices.md). NaN without messages."""
         m = self.messages
-        size = float(m["size_bytes"].max()) if len(m) else 0.0
-        return ideal_fct_us(size, link, float(self.summary["base_rtt_us"]))
+        return float(m["ideal_fct_us"].max()) if len(m) else float("nan")
 
     # ---- files ----------------------------------------------------------
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _core
 from .errors import LbsimError
+from .fct import percentile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,7 +294,10 @@ def convergence(
 def convergence_summary(df: pd.DataFrame, share: float = 0.95) -> pd.DataFrame:
     """Per n: seeds, the fraction that converged, the median c and ``c_q``:
     the smallest c such that a ``share`` of the seeds converged within
-    c·n ln n steps (inf if fewer than that share converged at all)."""
+    c·n ln n steps (inf if fewer than that share converged at all). Both are
+    the engine's nearest-rank percentiles (:func:`lbsim.fct.percentile`, the
+    median its 50th: the lower middle value of an even count), seeds that
+    did not converge counting as c = inf."""
     import pandas as pd
 
     if not 0 < share <= 1:
@@ -301,8 +305,8 @@ def convergence_summary(df: pd.DataFrame, share: float = 0.95) -> pd.DataFrame:
     out = []
     for n in sorted(int(v) for v in df["n"].unique()):
         g = df[df["n"] == n]
-        c = np.sort(g["c"].to_numpy(dtype=float, na_value=np.inf))
-        k = max(1, math.ceil(share * len(c)))
+        c = g["c"].to_numpy(dtype=float, na_value=np.inf)
+        c_median, c_q = percentile(c, [50.0, share * 100.0]).tolist()
         out.append(
             {
                 "n": n,
@@ -310,8 +314,8 @@ def convergence_summary(df: pd.DataFrame, share: float = 0.95) -> pd.DataFrame:
                 "b": int(g["b"].iloc[0]),
                 "seeds": len(c),
                 "converged": float(np.isfinite(c).mean()),
-                "c_median": float(np.median(c)),
-                "c_q": float(c[k - 1]),
+                "c_median": c_median,
+                "c_q": c_q,
                 "peak_load": int(g["peak_load"].max()),
                 "collisions": int(g["collisions"].sum()),
             }
@@ -436,13 +440,14 @@ def evs(
 
 def evs_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per (flows, evs): the mean, 5th percentile, median and 95th percentile
-    of the load imbalance over seeds."""
+    of the load imbalance over seeds (the engine's nearest-rank percentiles,
+    :func:`lbsim.fct.percentile`; the median is the 50th)."""
     g = df.groupby(["uplinks", "flows", "evs"], sort=True)["imbalance"]
     out = g.agg(
         trials="count",
         mean="mean",
-        p5=lambda s: float(np.quantile(s, 0.05)),
-        median="median",
-        p95=lambda s: float(np.quantile(s, 0.95)),
+        p5=lambda s: percentile(s.to_numpy(dtype=float), 5.0),
+        median=lambda s: percentile(s.to_numpy(dtype=float), 50.0),
+        p95=lambda s: percentile(s.to_numpy(dtype=float), 95.0),
     )
     return out.reset_index()

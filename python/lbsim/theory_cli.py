@@ -123,7 +123,9 @@ def _write(df: pd.DataFrame, fig: Any, out: Path, name: str) -> list[Path]:
 
 
 def _show(df: pd.DataFrame) -> None:
-    print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    from ._tables import console, frame_table
+
+    console().print(frame_table(df, ".4g"))
 
 
 def run(a: argparse.Namespace) -> int:
@@ -167,9 +169,13 @@ def run(a: argparse.Namespace) -> int:
         g = df.groupby("model")["load"]
         tau = df.attrs["tau"]
         late = df[df["step"] > a.steps // 2].groupby("model")["load"].max()
+        from ._tables import console, table
+
         print(f"n = {n}, τ = {tau}, b = {df.attrs['b']}, {a.steps} steps at full load, seed {a.seed}:")
+        t = table("model", "peak queue", "peak in the second half")
         for model in ("ops", "recycled"):
-            print(f"  {model:9} peak queue {int(g.max()[model]):4d}   peak in the second half {int(late[model]):4d}")
+            t.add_row(model, str(int(g.max()[model])), str(int(late[model])))
+        console().print(t)
         written = _write(df, tplot.queues_over_time(df) if plot else None, a.out, "recycled_queues")
     elif a.model == "coalescing":
         df = theory.coalescing(a.n, a.k, a.steps, a.seed, tau=a.tau, b=a.b)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import statistics
 import time
 
@@ -32,6 +33,8 @@ def main() -> None:
     ap.add_argument("--lb", default="reps")
     ap.add_argument("--repeat", type=int, default=7)
     a = ap.parse_args()
+    # Draw the bar as on a terminal although it writes to a string.
+    os.environ["LBSIM_PROGRESS"] = "1"
     text = demo_scenario().with_overrides({"workload.size": a.size, "lb.kind": a.lb}).resolved()
     times: dict[str, list[float]] = {"plain": [], "signals": [], "bar": []}
     redraws = 0

@@ -61,3 +61,21 @@ def cli(tmp_path: Path):
         return p
 
     return call
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The rows of the tables ``lbsim`` prints (rich, piped): cells are
+    separated by two spaces or more; rules and blank lines are left out."""
+    import re
+
+    rows = []
+    for line in text.splitlines():
+        if not line.strip() or set(line.strip()) <= set("─━-"):
+            continue
+        rows.append(re.split(r"\s{2,}", line.rstrip()))
+    return rows
+
+
+def kv_table(text: str) -> dict[str, str]:
+    """A printed two-column table (name, value) as a dict."""
+    return {r[0]: r[1] for r in table_rows(text) if len(r) == 2}

@@ -167,17 +167,25 @@ def test_relative_file_resolves_against_scenario_folder(tmp_path: Path, monkeypa
 
 def test_progress_callback_and_cancel() -> None:
     text = lbsim.Scenario.from_toml(SMALL).set("workload.size", "4MiB").resolved()
-    calls: list[tuple[float, float, int, int, int]] = []
+    calls: list[tuple[float, float, int, int, int, int, int]] = []
 
     def record(*args: object) -> None:
         calls.append(args)  # type: ignore[arg-type]
 
     raw = _core.run(text, [], None, record, 1000, 0.0)
     assert raw["stop_reason"] == "drained"
-    assert len(calls) > 10
+    assert len(calls) > 10 and all(len(c) == 7 for c in calls)
     events = [c[2] for c in calls]
     assert events == sorted(events) and calls[-1][4] == 16
     assert all(0 <= c[0] <= c[1] for c in calls)
+    # Payload bytes delivered grow to the workload's total (16 messages of 4 MiB).
+    delivered = [c[5] for c in calls]
+    assert delivered == sorted(delivered) and {c[6] for c in calls} == {16 * 4 << 20}
+    assert 0 < delivered[len(delivered) // 2] < 16 * 4 << 20
+    # The last call is the final state: everything delivered, every flow done.
+    summary = json.loads(raw["summary_json"])
+    assert calls[-1][5] == calls[-1][6] and calls[-1][3] == 16
+    assert calls[-1][2] == summary["events"] and calls[-1][0] == pytest.approx(summary["sim_end_us"])
 
     def stop_early(now_us: float, *rest: object) -> bool:
         return now_us < 20.0
@@ -186,19 +194,6 @@ def test_progress_callback_and_cancel() -> None:
     assert raw["stop_reason"] == "cancelled"
     finished = np.frombuffer(dict((n, b) for n, _, b in raw["tables"]["flows"])["finished"], dtype=bool)
     assert not finished.all()
-
-
-def test_progress_bar_draws_on_a_terminal_like_stream() -> None:
-    import io
-
-    from lbsim.progress import RunProgress
-
-    buf = io.StringIO()
-    bar = RunProgress("reps", stream=buf, delay=0.0)
-    bar(50.0, 1000.0, 1_000_000, 8, 16)
-    bar.close()
-    text = buf.getvalue()
-    assert "reps" in text and "50.0%" in text and "flows 8/16" in text and text.endswith("\n")
 
 
 def test_gil_released_while_engine_runs() -> None:
@@ -218,15 +213,26 @@ def test_gil_released_while_engine_runs() -> None:
     assert spins / wall > 100_000, (spins, wall)
 
 
-def test_ideal_and_units() -> None:
-    assert lbsim.results.parse_rate_bps("400Gbps") == 400e9
-    assert lbsim.results.ideal_fct_us(8 << 20, 400e9, 8.0) == pytest.approx(8 * 8 * 1.048576e6 / 400e9 * 1e6 + 8)
-    with pytest.raises(ValueError):
-        lbsim.results.parse_rate_bps("fast")
+def test_ideal_is_the_engines_largest_message_ideal() -> None:
     r = lbsim.run(small(), progress=False)
-    assert math.isclose(r.ideal_fct_us, 256 * 1024 * 8 / 400e3 + r.summary["base_rtt_us"])
-    # Size at line rate is a hard floor (the "ideal" adds a whole base RTT).
+    m = r.messages
+    assert r.ideal_fct_us == m["ideal_fct_us"].max()
+    # Every message is 256 KiB, so every ideal is the same path length's; a
+    # lone ECMP flow finishes in exactly its ideal, and nothing beats size at line rate.
+    assert r.ideal_fct_us > 256 * 1024 * 8 / 400e3
     assert (r.flows["fct_us"] >= 256 * 1024 * 8 / 400e3).all()
+    # Subflows: the message's ideal (the whole message alone), not a subflow's.
+    s = lbsim.run(small(**{"lb.kind": "subflows"}), progress=False)
+    assert s.ideal_fct_us == s.messages["ideal_fct_us"].max() > s.flows["ideal_fct_us"].max()
+    # Mixed sizes: the largest message's ideal.
+    mixed = lbsim.Scenario.from_toml(
+        'preset = "reps_artifact"\n[topology]\nhosts = 16\n[workload]\nkind = "trace"\ncdf = "websearch"\n'
+        'load = 0.5\nduration = "50us"\n'
+    )
+    t = lbsim.run(mixed, progress=False)
+    assert t.messages["size_bytes"].nunique() > 1
+    assert t.ideal_fct_us == t.messages["ideal_fct_us"].max()
+    assert t.ideal_fct_us >= t.messages.loc[t.messages["size_bytes"].idxmax(), "ideal_fct_us"]
 
 
 def test_package_data_matches_example_scenario() -> None:

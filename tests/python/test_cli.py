@@ -11,19 +11,24 @@ from pathlib import Path
 
 import pandas as pd
 import polars as pl
+import pytest
 
-from conftest import lbsim_command
+from conftest import kv_table, lbsim_command, table_rows
 
 
 def test_run_writes_consistent_results(cli, small_file: Path, tmp_path: Path) -> None:
     p = cli("run", str(small_file), "--set", "workload.size=1MiB", "--set", "lb.kind=ecmp", "--out", "out", check=True)
     d = tmp_path / "out"
     assert f"results: out" in p.stdout
+    printed = kv_table(p.stdout)
     flows = pd.read_parquet(d / "flows.parquet")
     summary = json.loads((d / "summary.json").read_text())
     assert (flows["size_bytes"] == 1 << 20).all()  # --set reached the engine
     assert len(flows) == summary["flows"] == 16
     assert flows["fct_us"].max() == summary["max_fct_us"]
+    assert printed["flows finished"] == "16/16"
+    assert printed["max FCT"] == f"{summary['max_fct_us']:.2f} us" and printed["p99 FCT"] == f"{summary['p99_fct_us']:.2f} us"
+    assert printed["retransmissions"] == str(summary["retransmissions"])
     assert pl.read_parquet(d / "flows.parquet")["fct_us"].max() == summary["max_fct_us"]
     drops = pd.read_parquet(d / "drops.parquet").set_index("cause")["packets"]
     assert drops["congestion"] == summary["drops"]["congestion"] == flows["drops"].sum()
@@ -80,12 +85,18 @@ def _compare_sweeps(a: Path, b: Path) -> int:
     return len(ia)
 
 
+def _counts(stdout: str) -> dict[str, int]:
+    """The sweep's summary table: grid points, distinct runs, already done, ran now, ok, failed."""
+    t = kv_table(stdout)
+    return {k: int(v) for k, v in t.items() if k in ("grid points", "distinct runs", "already done", "ran now", "ok", "failed", "invalid")}
+
+
 def test_sweep_local_and_dask_agree(cli, small_file: Path, tmp_path: Path) -> None:
     grid = ["--grid", "lb.kind=ecmp,reps", "--grid", "seed=1,2", "--set", "workload.size=512KiB"]
     p = cli("sweep", str(small_file), *grid, "--workers", "2", "--out", "local", check=True)
-    assert "4 ran now (4 ok, 0 failed)" in p.stdout
+    assert _counts(p.stdout) == {"grid points": 4, "distinct runs": 4, "already done": 0, "ran now": 4, "ok": 4, "failed": 0}
     p = cli("sweep", str(small_file), *grid, "--backend", "dask", "--workers", "2", "--out", "dask", check=True)
-    assert "4 ran now (4 ok, 0 failed)" in p.stdout
+    assert _counts(p.stdout) == {"grid points": 4, "distinct runs": 4, "already done": 0, "ran now": 4, "ok": 4, "failed": 0}
     assert _compare_sweeps(tmp_path / "local", tmp_path / "dask") == 4
     idx = pd.read_parquet(tmp_path / "local/index.parquet")
     assert sorted(idx["lb.kind"]) == ["ecmp", "ecmp", "reps", "reps"]
@@ -122,7 +133,8 @@ def test_sweep_resumes_after_kill(cli, tmp_path: Path) -> None:
     assert 1 <= len(before) < 6, before
 
     p = cli(*args, check=True)
-    assert f"{len(before)} already done, {6 - len(before)} ran now ({6 - len(before)} ok, 0 failed)" in p.stdout
+    n = len(before)
+    assert _counts(p.stdout) == {"grid points": 6, "distinct runs": 6, "already done": n, "ran now": 6 - n, "ok": 6 - n, "failed": 0}
     after = {q.parent.name: q.stat().st_mtime_ns for q in runs.glob("*/summary.json")}
     assert len(after) == 6
     for run_id, mtime in before.items():
@@ -132,7 +144,7 @@ def test_sweep_resumes_after_kill(cli, tmp_path: Path) -> None:
     assert not list(runs.glob(".tmp-*")), "temporary run folders left behind"
     # A third time: nothing to do.
     p = cli(*args, check=True)
-    assert "6 already done, 0 ran now" in p.stdout
+    assert _counts(p.stdout) == {"grid points": 6, "distinct runs": 6, "already done": 6, "ran now": 0, "ok": 0, "failed": 0}
 
 
 def test_demo_writes_table_and_plot(cli, tmp_path: Path) -> None:
@@ -144,13 +156,27 @@ def test_demo_writes_table_and_plot(cli, tmp_path: Path) -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     assert (tmp_path / "demo" / "demo.pdf").read_bytes()[:5] == b"%PDF-"
     assert str(Path("demo") / "demo.png") in p.stdout
-    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line.split()[:1] in (["ECMP"], ["OPS"], ["REPS"])}
-    assert set(rows) == {"ECMP", "OPS", "REPS"}
-    ratio = {k: float(v[2]) for k, v in rows.items()}  # max FCT / ideal
+    rows = table_rows(p.stdout)
+    head = next(r for r in rows if "max FCT (us)" in r)
+    assert head == ["", "max FCT (us)", "x ideal", "mean FCT (us)", "x ideal", "drops (pkts)", "retx (pkts)", "wall (s)"]
+    body = {r[0]: r for r in rows if r[0] in ("ECMP", "OPS", "REPS") and len(r) == len(head)}
+    assert set(body) == {"ECMP", "OPS", "REPS"}
+    ratio = {k: float(v[2]) for k, v in body.items()}  # max FCT / ideal
+    line = next(x for x in p.stdout.splitlines() if x.startswith("ideal FCT = "))
+    assert float(line.split()[3]) == pytest.approx(_ideal(tmp_path / "demo" / "ecmp"), abs=0.05)
+    for lb, r in body.items():
+        summary = json.loads((tmp_path / "demo" / lb.lower() / "summary.json").read_text())
+        assert float(r[1]) == pytest.approx(summary["max_fct_us"], abs=0.05)
+        assert float(r[1]) / float(r[2]) == pytest.approx(_ideal(tmp_path / "demo" / lb.lower()), rel=2e-3)
     assert all(r > 0.9 for r in ratio.values()), ratio
     # The demo's point: spraying beats ECMP's hash collisions on a permutation.
     assert ratio["REPS"] < ratio["ECMP"] and ratio["OPS"] < ratio["ECMP"]
     assert elapsed < 60
+
+
+def _ideal(run_dir: Path) -> float:
+    """The engine's ideal of a run's largest message."""
+    return float(pd.read_parquet(run_dir / "flows.parquet")["ideal_fct_us"].max())
 
 
 def test_plot_run_and_sweep_dirs(cli, small_file: Path, tmp_path: Path) -> None:

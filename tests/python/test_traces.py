@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +37,9 @@ def test_bucket_statistics_agree_with_the_flow_table(trace_runs: list[lbsim.Resu
         assert row["flows"] == len(part)
         assert row["max_size_bytes"] == part["size_bytes"].max()
         assert row["mean"] == pytest.approx(part["slowdown"].mean())
-        for col, q in (("p50", 0.5), ("p99", 0.99), ("p999", 0.999)):
-            assert row[col] == s[min(int(len(s) * q), len(s) - 1)]
+        # Nearest rank: the ceil(n·p/100)-th smallest.
+        for col, p in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+            assert row[col] == s[max(math.ceil(len(s) * p / 100), 1) - 1]
     assert (t["p99"] >= t["p50"]).all() and (t["mean"] >= 1).all()
     b = slowdown_by_bdp(r)
     bdp = r.summary["bdp_bytes"]

@@ -2,101 +2,143 @@
 //!
 //!   lbsim-cli run FILE [--set key=value]... [--out DIR]
 //!   lbsim-cli validate FILE [--set key=value]...
-//!   lbsim-cli bench [--hosts N] [--lb KIND]
+//!   lbsim-cli bench [--hosts N] [--lb KIND] [--size SIZE] [--json]
+//!
+//! Errors (bad arguments, an unreadable file, an invalid scenario) print one
+//! line on stderr and exit with status 2.
 
-use lbsim_core::{Scenario, ScenarioError};
+use clap::error::ErrorKind;
+use clap::{Args, Parser, Subcommand};
+use lbsim_core::{RunOutput, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage:
-  lbsim-cli run FILE [--set key=value]... [--out DIR]   run a scenario, write results to DIR
-  lbsim-cli validate FILE [--set key=value]...          parse and check only
-  lbsim-cli bench [--hosts N] [--lb KIND] [--size BYTES]
-                                                         time the 2-tier 400G permutation benchmark";
+const EXIT_USER: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "lbsim-cli",
+    version,
+    about = "Packet-level datacenter network simulator (the engine without Python)",
+    arg_required_else_help = false
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario and write its results (scenario.toml, summary.json, flows.csv, ...) to DIR.
+    Run {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Results directory (default results/<scenario name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Parse a scenario and build its network without running it.
+    Validate {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
+    /// Time the engine on the 2-tier 400G permutation benchmark (artifact preset, radix 64).
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct ScenarioArgs {
+    /// Scenario file (TOML).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Override a scenario key, e.g. --set lb.kind=ops (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
+    sets: Vec<(String, String)>,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Hosts of the fat tree.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    hosts: u32,
+    /// Load balancer (lb.kind).
+    #[arg(long, value_name = "KIND", default_value = "reps")]
+    lb: String,
+    /// Message size of the permutation (workload.size), e.g. 8MiB.
+    #[arg(long, value_name = "SIZE", default_value = "8MiB")]
+    size: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("expected key=value, got \"{text}\"")),
+    }
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match dispatch(&args) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // The first paragraph names the problem; tips and usage follow it.
+            let rendered = e.to_string();
+            let problem = rendered.split("\n\n").next().unwrap_or(&rendered);
+            eprintln!("{} (see lbsim-cli --help)", one_line(problem));
+            return ExitCode::from(EXIT_USER);
+        }
+    };
+    match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+            eprintln!("error: {}", one_line(&msg));
+            ExitCode::from(EXIT_USER)
         }
     }
 }
 
-struct Opts {
-    file: Option<PathBuf>,
-    sets: Vec<(String, String)>,
-    out: Option<PathBuf>,
-    flags: Vec<(String, String)>,
+/// A message on one line: its lines trimmed and joined by spaces.
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-fn parse_opts(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts {
-        file: None,
-        sets: Vec::new(),
-        out: None,
-        flags: Vec::new(),
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
-        match a.as_str() {
-            "--set" => {
-                let kv = value("--set")?;
-                let (k, v) = kv
-                    .split_once('=')
-                    .ok_or(format!("--set expects key=value, got \"{kv}\""))?;
-                o.sets.push((k.trim().to_string(), v.trim().to_string()));
-            }
-            "--out" => o.out = Some(PathBuf::from(value("--out")?)),
-            f if f.starts_with("--") => o.flags.push((f.to_string(), value(f)?)),
-            f if o.file.is_none() => o.file = Some(PathBuf::from(f)),
-            f => return Err(format!("unexpected argument \"{f}\"\n{USAGE}")),
-        }
-    }
-    Ok(o)
-}
-
-fn load(o: &Opts) -> Result<(Scenario, Option<PathBuf>), String> {
-    let file = o.file.as_ref().ok_or(format!("missing scenario FILE\n{USAGE}"))?;
+fn load(a: &ScenarioArgs) -> Result<(Scenario, Option<PathBuf>), String> {
+    let file = &a.file;
     let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let s = Scenario::from_toml_with(&text, &o.sets).map_err(|e: ScenarioError| format!("{}: {e}", file.display()))?;
+    let s = Scenario::from_toml_with(&text, &a.sets).map_err(|e| format!("{}: {e}", file.display()))?;
     Ok((s, file.parent().map(Path::to_path_buf)))
 }
 
-fn dispatch(args: &[String]) -> Result<(), String> {
-    let Some(cmd) = args.first() else {
-        return Err(USAGE.into());
-    };
-    let o = parse_opts(&args[1..])?;
-    match cmd.as_str() {
-        "run" => {
-            let (s, base) = load(&o)?;
-            let out = lbsim_core::run(&s, base.as_deref()).map_err(|e| e.to_string())?;
-            let dir = o
-                .out
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("results").join(s.name.clone().unwrap_or("run".into())));
-            out.write_dir(&dir)
+fn dispatch(cmd: Command) -> Result<(), String> {
+    match cmd {
+        Command::Run { scenario, out } => {
+            let (s, base) = load(&scenario)?;
+            let output = lbsim_core::run(&s, base.as_deref()).map_err(|e| e.to_string())?;
+            let dir = out.unwrap_or_else(|| PathBuf::from("results").join(s.name.clone().unwrap_or("run".into())));
+            output
+                .write_dir(&dir)
                 .map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
-            print_summary(&out.summary);
+            print_summary(&output.summary);
             println!("results: {}", dir.display());
             Ok(())
         }
-        "validate" => {
-            let (s, base) = load(&o)?;
+        Command::Validate { scenario } => {
+            let (s, base) = load(&scenario)?;
             lbsim_core::build::build(&s, base.as_deref()).map_err(|e| e.to_string())?;
             println!("ok");
             Ok(())
         }
-        "bench" => bench(&o),
-        "-h" | "--help" | "help" => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        other => Err(format!("unknown command \"{other}\"\n{USAGE}")),
+        Command::Bench(b) => bench(&b),
     }
 }
 
@@ -125,35 +167,58 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// The ideal workload completion time: the largest of the engine's per-message
+/// ideals (each message alone on its path of the idle network), NaN without messages.
+fn ideal_fct_us(out: &RunOutput) -> f64 {
+    out.messages
+        .iter()
+        .map(|m| m.ideal_fct_us)
+        .reduce(f64::max)
+        .unwrap_or(f64::NAN)
+}
+
 /// The issue's benchmark: 2-tier 400G fat tree, 32 hosts per ToR and 32
-/// uplinks (radix 64), 8 MiB permutation, artifact preset.
-fn bench(o: &Opts) -> Result<(), String> {
-    let get = |k: &str, d: &str| {
-        o.flags
-            .iter()
-            .find(|(f, _)| f == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or(d.to_string())
-    };
-    let hosts = get("--hosts", "1024");
-    let lb = get("--lb", "reps");
-    let size = get("--size", "8MiB");
-    let toml = format!(
-        "preset = \"reps_artifact\"\n[topology]\nhosts = {hosts}\nradix = 64\n[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"{size}\"\n"
-    );
-    let s = Scenario::from_toml(&toml).map_err(|e| e.to_string())?;
+/// uplinks (radix 64), a permutation, artifact preset. The arguments reach
+/// the scenario as overrides, so the core checks them and names the key.
+fn bench(b: &BenchArgs) -> Result<(), String> {
+    const BASE: &str = "preset = \"reps_artifact\"\n[topology]\nradix = 64\n[workload]\nkind = \"permutation\"\n";
+    let overrides = [
+        ("topology.hosts".to_string(), b.hosts.to_string()),
+        ("lb.kind".to_string(), b.lb.clone()),
+        ("workload.size".to_string(), b.size.clone()),
+    ];
+    let s = Scenario::from_toml_with(BASE, &overrides).map_err(|e| e.to_string())?;
     let out = lbsim_core::run(&s, None).map_err(|e| e.to_string())?;
     let sm = &out.summary;
-    let size_b = out.messages.first().map(|m| m.size_bytes).unwrap_or(0);
-    // Ideal: size at line rate plus one base RTT.
-    let ideal_us = size_b as f64 * 8.0 / 400e9 * 1e6 + sm.base_rtt_us;
-    println!("bench: {hosts}-host 2-tier 400G, {size} permutation, {lb}, artifact preset");
+    let ideal_us = ideal_fct_us(&out);
+    let rss = peak_rss_mb();
+    if b.json {
+        let size_bytes = out.messages.first().map(|m| m.size_bytes);
+        let j = serde_json::json!({
+            "hosts": b.hosts,
+            "lb": b.lb,
+            "size": b.size,
+            "size_bytes": size_bytes,
+            "events": sm.events,
+            "wall_seconds": sm.wall_seconds,
+            "events_per_second": sm.events_per_second,
+            "peak_rss_mb": rss,
+            "max_fct_us": sm.max_fct_us,
+            "ideal_fct_us": ideal_us,
+        });
+        println!("{j}");
+        return Ok(());
+    }
+    println!(
+        "bench: {}-host 2-tier 400G, {} permutation, {}, artifact preset",
+        b.hosts, b.size, b.lb
+    );
     print_summary(sm);
     println!(
         "wall {:.2} s  events/s {:.2} M  peak RSS {:.1} MB  max FCT {:.1} us = {:.3} x ideal ({:.1} us)",
         sm.wall_seconds,
         sm.events_per_second / 1e6,
-        peak_rss_mb().unwrap_or(f64::NAN),
+        rss.unwrap_or(f64::NAN),
         sm.max_fct_us,
         sm.max_fct_us / ideal_us,
         ideal_us

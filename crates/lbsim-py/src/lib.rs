@@ -7,8 +7,12 @@
 //! Python objects: JSON text for the summary and counters, and the flow table
 //! as one little-endian byte buffer per column (numpy reads them without a copy).
 
+use lbsim_core::scenario::units::{self, AmountValue};
 use lbsim_core::table::{Column, Table};
+use lbsim_core::time::SimTime;
 use lbsim_core::{Progress, Scenario, ScenarioError, StopReason};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::{Path, PathBuf};
@@ -104,13 +108,45 @@ fn stop_reason_name(r: StopReason) -> &'static str {
     }
 }
 
+/// The progress callback's arguments: now_us, stop_at_us, events, flows_done,
+/// flows, delivered_bytes, total_bytes.
+fn progress_args(p: &Progress) -> (f64, f64, u64, usize, usize, u64, u64) {
+    (
+        p.now.as_us_f64(),
+        p.stop_at.as_us_f64(),
+        p.events,
+        p.flows_done,
+        p.flows,
+        p.delivered_bytes,
+        p.total_bytes,
+    )
+}
+
+/// The state of a finished run, as the engine would have reported it at its last event.
+fn final_progress(out: &lbsim_core::RunOutput) -> Progress {
+    Progress {
+        now: SimTime((out.summary.sim_end_us * 1e6).round() as u64),
+        stop_at: out.scenario.stop_at.value,
+        events: out.counters.events,
+        flows_done: out.flows.iter().filter(|f| f.finished).count(),
+        flows: out.flows.len(),
+        delivered_bytes: out.counters.payload_delivered,
+        total_bytes: out.flows.iter().map(|f| f.size_bytes).sum(),
+    }
+}
+
 /// Run a scenario with the GIL released.
 ///
 /// Every `every` events the engine calls back; the binding then takes the GIL
 /// for a moment to check for signals (Ctrl-C cancels the run and raises
 /// KeyboardInterrupt once the engine has stopped) and, at most once per
 /// `interval` seconds, calls `progress(now_us, stop_at_us, events,
-/// flows_done, flows)`; if that returns False the run is cancelled too.
+/// flows_done, flows, delivered_bytes, total_bytes)` (payload bytes that
+/// reached their receivers, each packet once, and the sum of the workload's
+/// message sizes); if that returns False the run is cancelled too. When the
+/// run has ended (drained, at its horizon or cancelled by the callback) it is
+/// called once more with the final state, whatever the interval; its answer
+/// is then ignored.
 ///
 /// Returns a dict: scenario_toml, summary_json, counters_json,
 /// packets_in_network, stop_reason ("drained", "horizon" or "cancelled") and
@@ -148,14 +184,7 @@ fn run<'py>(
                     return true;
                 }
                 last_call = Some(now);
-                let args = (
-                    p.now.as_us_f64(),
-                    p.stop_at.as_us_f64(),
-                    p.events,
-                    p.flows_done,
-                    p.flows,
-                );
-                match f.call1(py, args) {
+                match f.call1(py, progress_args(&p)) {
                     Ok(v) => !matches!(v.extract::<bool>(py), Ok(false)),
                     Err(e) => {
                         pending_error = Some(e);
@@ -170,6 +199,9 @@ fn run<'py>(
         return Err(e);
     }
     let out = out.map_err(|e| scenario_error(py, e))?;
+    if let Some(f) = progress.as_ref() {
+        f.call1(py, progress_args(&final_progress(&out)))?;
+    }
 
     let d = PyDict::new(py);
     d.set_item("scenario_toml", out.scenario.to_toml())?;
@@ -186,6 +218,67 @@ fn run<'py>(
     }
     d.set_item("tables", tables)?;
     Ok(d)
+}
+
+/// Turn a unit parser's message into `lbsim.UnitError(message)`.
+fn unit_error(py: Python<'_>, message: String) -> PyErr {
+    let made = py
+        .import("lbsim.errors")
+        .and_then(|m| m.getattr("UnitError"))
+        .and_then(|cls| cls.call1((message,)));
+    match made {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(err) => err,
+    }
+}
+
+/// A time as scenario files write it ("500ns", "1.5ms") in integer
+/// picoseconds, the engine's clock. Raises `lbsim.UnitError`.
+#[pyfunction]
+fn parse_time(py: Python<'_>, text: &str) -> PyResult<u64> {
+    units::parse_time(text).map(|t| t.0).map_err(|m| unit_error(py, m))
+}
+
+/// A rate as scenario files write it ("400Gbps") in integer bits per second.
+/// Raises `lbsim.UnitError`.
+#[pyfunction]
+fn parse_rate(py: Python<'_>, text: &str) -> PyResult<u64> {
+    units::parse_rate(text).map(|r| r.0).map_err(|m| unit_error(py, m))
+}
+
+/// An amount of data as scenario files write it: `("bytes", int)` for
+/// "8MiB", "4096B" or "4096"; `("pkt", float)` for "101pkt" (full packets);
+/// `("bdp", float)` for "1.5bdp"; `("percent", float)` for "20%". Raises
+/// `lbsim.UnitError`.
+#[pyfunction]
+fn parse_amount<'py>(py: Python<'py>, text: &str) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+    Ok(match units::parse_amount(text).map_err(|m| unit_error(py, m))? {
+        AmountValue::Bytes(b) => ("bytes", b.into_pyobject(py)?.into_any()),
+        AmountValue::Packets(x) => ("pkt", x.into_pyobject(py)?.into_any()),
+        AmountValue::Bdp(x) => ("bdp", x.into_pyobject(py)?.into_any()),
+        AmountValue::Percent(x) => ("percent", x.into_pyobject(py)?.into_any()),
+    })
+}
+
+/// Percentiles of `values` by the engine's rule (`lbsim_core::metrics::percentile`,
+/// nearest rank: the smallest value with at least p % of the values at or
+/// below it), one per p in `ps` (each in [0, 100]). `values`: anything with
+/// the buffer protocol holding float64 (a numpy array) or a sequence of
+/// floats, in any order; NaN values are left out. NaN where no value is left.
+#[pyfunction]
+fn percentile(py: Python<'_>, values: &Bound<'_, PyAny>, ps: Vec<f64>) -> PyResult<Vec<f64>> {
+    if let Some(p) = ps.iter().find(|p| !(0.0..=100.0).contains(*p)) {
+        return Err(PyValueError::new_err(format!("p: must be in [0, 100], got {p}")));
+    }
+    let mut v: Vec<f64> = match PyBuffer::<f64>::get(values) {
+        Ok(buf) => buf.to_vec(py)?,
+        Err(_) => values.extract()?,
+    };
+    Ok(py.allow_threads(move || {
+        v.retain(|x| !x.is_nan());
+        v.sort_unstable_by(f64::total_cmp);
+        ps.iter().map(|&p| lbsim_core::metrics::percentile(&v, p)).collect()
+    }))
 }
 
 /// Names of the built-in presets.
@@ -424,6 +517,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_amount, m)?)?;
+    m.add_function(wrap_pyfunction!(percentile, m)?)?;
     theory_bindings::register(m)?;
     Ok(())
 }

@@ -3,7 +3,8 @@
 - :func:`fct_cdf`: the CDF of flow completion times, one line per load balancer.
 - :func:`completion_bars`: the workload completion time (the largest FCT of a
   run) per load balancer, normalised to a baseline (a load balancer or
-  ``"ideal"``: message size at line rate plus one base RTT).
+  ``"ideal"``: the engine's ideal of the run's largest message,
+  :attr:`lbsim.Result.ideal_fct_us`).
 
 Runs are grouped by a scenario key (``lb.kind`` unless told otherwise); runs
 that share a group (seeds of one sweep) are pooled in the CDF and averaged in

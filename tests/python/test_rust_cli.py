@@ -1,0 +1,80 @@
+"""The Rust command ``lbsim-cli`` (clap): errors, help, ``bench --json``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def lbsim_cli() -> Path:
+    """The release binary, built if cargo is here (``cargo test --workspace --release`` builds it too)."""
+    exe = REPO / "target" / "release" / "lbsim-cli"
+    if shutil.which("cargo"):
+        subprocess.run(
+            ["cargo", "build", "--release", "--quiet", "-p", "lbsim-cli"], cwd=REPO, check=True, timeout=1800
+        )
+    if not exe.is_file():
+        pytest.skip("no cargo to build lbsim-cli")
+    return exe
+
+
+def run(exe: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["run", "--frobnicate", "x.toml"], "--frobnicate"),
+        (["run", "missing.toml"], "missing.toml"),
+        (["validate"], "<FILE>"),
+        (["run", "x.toml", "--set", "lb.kind"], "key=value"),
+        (["bench", "--hosts", "lots"], "--hosts"),
+        (["bench", "--hosts", "32", "--size", "8 parsecs"], "workload.size"),
+    ],
+)
+def test_errors_exit_2_with_one_line(lbsim_cli: Path, tmp_path: Path, args: list[str], named: str) -> None:
+    p = run(lbsim_cli, *args, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert p.stdout == ""
+    assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("error: ") and named in p.stderr, p.stderr
+
+
+def test_help(lbsim_cli: Path) -> None:
+    p = run(lbsim_cli, "--help")
+    assert p.returncode == 0 and all(cmd in p.stdout for cmd in ("run", "validate", "bench"))
+    p = run(lbsim_cli, "bench", "--help")
+    assert p.returncode == 0 and "--json" in p.stdout and "--size" in p.stdout
+
+
+def test_run_and_validate(lbsim_cli: Path, small_file: Path, tmp_path: Path) -> None:
+    p = run(lbsim_cli, "validate", str(small_file), "--set", "lb.kind=ops", cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+    p = run(lbsim_cli, "run", str(small_file), "--set", "workload.size=64KiB", "--out", "o", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "results: o" in p.stdout and 'size = "64KiB"' in (tmp_path / "o" / "scenario.toml").read_text()
+
+
+def test_bench_json(lbsim_cli: Path) -> None:
+    p = run(lbsim_cli, "bench", "--json", "--hosts", "32", "--size", "64KiB")
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout.strip().splitlines()) == 1
+    j = json.loads(p.stdout)
+    fields = {"hosts", "lb", "size", "events", "wall_seconds", "events_per_second", "peak_rss_mb", "max_fct_us",
+              "ideal_fct_us"}
+    assert fields <= set(j)
+    assert (j["hosts"], j["lb"], j["size"], j["size_bytes"]) == (32, "reps", "64KiB", 64 * 1024)
+    assert j["events"] > 0 and j["wall_seconds"] > 0
+    assert j["events_per_second"] == pytest.approx(j["events"] / j["wall_seconds"], rel=1e-9)
+    assert j["peak_rss_mb"] is None or j["peak_rss_mb"] > 0
+    # The engine's ideal of a lone 64 KiB message: at least its size at line rate, and
+    # REPS on one idle ToR reaches it.
+    assert j["ideal_fct_us"] > 64 * 1024 * 8 / 400e3
+    assert j["max_fct_us"] == pytest.approx(j["ideal_fct_us"], rel=0.05)
