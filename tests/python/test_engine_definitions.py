@@ -103,11 +103,6 @@ def test_percentile_by_hand() -> None:
         percentile(ten, 101)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lbsim_core::metrics::percentile computes (p / 100) * n in floating point: 99.9 / 100 * 1000 "
-    "is 999.0000000000001, whose ceiling skips to the next rank (a core fix: ceil(p * n / 100))",
-)
 def test_percentile_when_p_over_100_is_inexact() -> None:
     assert percentile(np.arange(1.0, 1001.0), 99.9) == 999.0
     assert percentile(np.arange(1.0, 101.0), 7) == 7.0

@@ -48,6 +48,8 @@ pub struct RunOutput {
     /// Packets still in the network when the run stopped (0 when it drained).
     pub packets_in_network: usize,
     pub stop_reason: StopReason,
+    /// The run's progress when it stopped, as a progress callback would see it.
+    pub progress: Progress,
 }
 
 /// Build and run a scenario to its end.
@@ -68,6 +70,7 @@ pub fn run_with_progress(
     let messages = sim.message_records();
     let summary = sim.summary(&messages);
     let tables = sim.extra_tables(&messages);
+    let final_progress = sim.progress();
     Ok(RunOutput {
         scenario: scenario.clone(),
         summary,
@@ -77,6 +80,7 @@ pub fn run_with_progress(
         counters: sim.counters,
         packets_in_network: sim.packets_in_network(),
         stop_reason,
+        progress: final_progress,
     })
 }
 

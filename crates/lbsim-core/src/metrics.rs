@@ -161,12 +161,14 @@ pub struct Summary {
     pub stopped_early: bool,
 }
 
-/// Nearest-rank percentile of a sorted slice.
+/// Nearest-rank percentile of a sorted slice: the smallest value with at
+/// least p % of the values at or below it (rank ⌈p·n/100⌉).
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    // p · n first, then / 100: (p / 100) · n rounds 99.9 % of 1000 to 999.0000000000001.
+    let rank = (p * sorted.len() as f64 / 100.0).ceil().max(1.0) as usize;
     sorted[rank.min(sorted.len()) - 1]
 }
 
@@ -317,6 +319,10 @@ mod tests {
         assert_eq!(percentile(&v, 99.0), 99.0);
         assert_eq!(percentile(&v, 100.0), 100.0);
         assert_eq!(percentile(&[7.0], 99.0), 7.0);
+        assert_eq!(percentile(&v, 7.0), 7.0, "7 % of 100 is rank 7, not 8");
+        let thousand: Vec<f64> = (1..=1000).map(|x| x as f64).collect();
+        assert_eq!(percentile(&thousand, 99.9), 999.0, "rank 999 exactly");
+        assert_eq!(percentile(&thousand, 99.95), 1000.0);
     }
 
     #[test]

@@ -9,7 +9,6 @@
 
 use lbsim_core::scenario::units::{self, AmountValue};
 use lbsim_core::table::{Column, Table};
-use lbsim_core::time::SimTime;
 use lbsim_core::{Progress, Scenario, ScenarioError, StopReason};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
@@ -122,19 +121,6 @@ fn progress_args(p: &Progress) -> (f64, f64, u64, usize, usize, u64, u64) {
     )
 }
 
-/// The state of a finished run, as the engine would have reported it at its last event.
-fn final_progress(out: &lbsim_core::RunOutput) -> Progress {
-    Progress {
-        now: SimTime((out.summary.sim_end_us * 1e6).round() as u64),
-        stop_at: out.scenario.stop_at.value,
-        events: out.counters.events,
-        flows_done: out.flows.iter().filter(|f| f.finished).count(),
-        flows: out.flows.len(),
-        delivered_bytes: out.counters.payload_delivered,
-        total_bytes: out.flows.iter().map(|f| f.size_bytes).sum(),
-    }
-}
-
 /// Run a scenario with the GIL released.
 ///
 /// Every `every` events the engine calls back; the binding then takes the GIL
@@ -200,7 +186,7 @@ fn run<'py>(
     }
     let out = out.map_err(|e| scenario_error(py, e))?;
     if let Some(f) = progress.as_ref() {
-        f.call1(py, progress_args(&final_progress(&out)))?;
+        f.call1(py, progress_args(&out.progress))?;
     }
 
     let d = PyDict::new(py);
