@@ -193,3 +193,19 @@ def test_override_values_are_toml_values() -> None:
     assert s["failures"][1]["link"] == "t0_1->t1_1"
     with pytest.raises(TypeError):
         value_text(None)
+
+
+def test_plot_style_comes_from_the_engine_registry() -> None:
+    """One definition of the load balancers: names, labels and colours are the
+    engine's (lbsim_core::lb::REGISTRY), in its order; nothing listed by hand."""
+    from lbsim import _core
+    from lbsim.plot import style
+
+    registry = _core.load_balancers()
+    assert [b["name"] for b in registry] == list(style.ORDER[:-1])
+    for b in registry:
+        assert style.label(b["name"]) == b["label"]
+        assert style.color(b["name"]) == b["color"]
+        assert b["side"] in ("host", "switch")
+    assert {b["name"] for b in registry if b["side"] == "switch"} == {"adaptive"}
+    assert len({b["color"] for b in registry}) == len(registry), "every balancer has its own colour"

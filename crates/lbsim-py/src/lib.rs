@@ -273,6 +273,24 @@ fn preset_names() -> Vec<&'static str> {
     lbsim_core::scenario::preset_names().to_vec()
 }
 
+/// The registered load balancers, in the order plots list them: a list of
+/// dicts with name (`lb.kind`), label and color (for plots) and side
+/// ("host" or "switch": where it chooses paths).
+#[pyfunction]
+fn load_balancers(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    lbsim_core::lb::REGISTRY
+        .iter()
+        .map(|e| {
+            let d = PyDict::new(py);
+            d.set_item("name", e.name)?;
+            d.set_item("label", e.label)?;
+            d.set_item("color", e.color)?;
+            d.set_item("side", if e.switch_side { "switch" } else { "host" })?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// The balls-into-bins models of REPS §5 and App. B–D (`lbsim.theory`):
 /// argument checks name the parameter (ValueError "param: message"), the
 /// models run with the GIL released, per-step series come back as
@@ -503,6 +521,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(load_balancers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_amount, m)?)?;

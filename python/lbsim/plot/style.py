@@ -46,37 +46,20 @@ RC: dict[str, Any] = {
     "ps.fonttype": 42,
 }
 
-#: Known load balancers, in the order plots list them.
-ORDER: tuple[str, ...] = ("ecmp", "plb", "flowlet", "subflows", "ops", "bitmap", "mprdma", "adaptive", "arcane", "reps", "ideal")
+def _registry() -> list[dict[str, str]]:
+    from .._core import load_balancers
 
-_COLORS = {
-    "ecmp": "#7f7f7f",  # grey: the baseline
-    "ops": "#1f77b4",  # blue
-    "reps": "#d62728",  # red
-    "ideal": "#2ca02c",  # green
-    # REPS §4.1 baselines
-    "plb": "#8c564b",  # brown
-    "flowlet": "#bcbd22",  # olive
-    "subflows": "#393b79",  # indigo
-    "mprdma": "#9467bd",  # purple
-    "bitmap": "#17becf",  # cyan
-    "arcane": "#ff7f0e",  # orange
-    "adaptive": "#e377c2",  # pink
-}
+    return load_balancers()
+
+
+#: Known load balancers, in the order plots list them: the engine's registry
+#: (``lbsim_core::lb::REGISTRY``, each balancer's own file gives its name,
+#: label and colour), then the ideal.
+ORDER: tuple[str, ...] = tuple(b["name"] for b in _registry()) + ("ideal",)
+
+_COLORS = {b["name"]: b["color"] for b in _registry()} | {"ideal": "#2ca02c"}  # green
 _CYCLE = ("#dbdb8d", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94")
-_NAMES = {
-    "ecmp": "ECMP",
-    "ops": "OPS",
-    "reps": "REPS",
-    "ideal": "ideal",
-    "plb": "PLB",
-    "flowlet": "Flowlet",
-    "subflows": "MPTCP",  # REPS §4.1 names the 8-subflow baseline after MPTCP
-    "mprdma": "MPRDMA",
-    "bitmap": "BitMap",
-    "arcane": "ARCANE",
-    "adaptive": "Adaptive",
-}
+_NAMES = {b["name"]: b["label"] for b in _registry()} | {"ideal": "ideal"}
 
 #: Sizes in inches: one column and two columns of a two-column paper.
 SIZES = {"single": (3.4, 2.4), "wide": (7.0, 2.6)}

@@ -65,7 +65,7 @@ impl Parts {
                 slot.insert((cc::entry(kind).prepare)(s.cc.table(kind), &cc_common)?);
             }
         }
-        let switch_side = lbs.iter().filter(|(_, b)| b.switch_side()).map(|(k, _)| *k);
+        let switch_side = lbs.keys().copied().filter(|&k| lb::entry(k).switch_side);
         let routes = switch_side.zip(1u8..).collect();
         Ok(Parts {
             lbs,

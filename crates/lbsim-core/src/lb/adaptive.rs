@@ -29,9 +29,6 @@ impl LbBuilder for Builder {
     fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
         Lb::Adaptive(Adaptive)
     }
-    fn switch_side(&self) -> bool {
-        true
-    }
     fn switch_policy(&self, switch: u32) -> Option<Box<dyn SwitchPolicy>> {
         Some(Box::new(AdaptivePolicy::new(self.seed, switch)))
     }
@@ -46,6 +43,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "adaptive",
     label: "Adaptive",
     color: "#e377c2", // pink
+    switch_side: true,
     presets: &[],
     check: check_params::<NoParams>,
     prepare,

@@ -145,6 +145,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "arcane",
     label: "ARCANE",
     color: "#ff7f0e", // orange
+    switch_side: false,
     // Not in the REPS artifact: both presets run Alg. 1 as published.
     presets: &[(
         "reps_paper",

@@ -145,6 +145,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "bitmap",
     label: "BitMap",
     color: "#17becf", // cyan
+    switch_side: false,
     presets: &[("reps_paper", PRESET)],
     check: check_params::<BitmapParams>,
     prepare,

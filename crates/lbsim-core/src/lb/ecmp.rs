@@ -42,6 +42,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "ecmp",
     label: "ECMP",
     color: "#7f7f7f", // grey: the baseline
+    switch_side: false,
     presets: &[],
     check: check_params::<NoParams>,
     prepare,

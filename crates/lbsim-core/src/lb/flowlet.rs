@@ -92,6 +92,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "flowlet",
     label: "Flowlet",
     color: "#bcbd22", // olive
+    switch_side: false,
     presets: &[
         (
             "reps_paper",

@@ -134,10 +134,7 @@ pub trait LbBuilder {
     }
     /// A flow's balancer; `base_rtt` is the flow's own idle round trip.
     fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb;
-    /// Whether it routes in the switches (then `switch_policy` gives each switch's).
-    fn switch_side(&self) -> bool {
-        false
-    }
+    /// A switch-side balancer's policy at one switch (asked only when the entry says `switch_side`).
     fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
         None
     }
@@ -153,6 +150,8 @@ pub struct LbEntry {
     /// How plots name it, and its colour there.
     pub label: &'static str,
     pub color: &'static str,
+    /// It routes in the switches: its builder gives every switch a policy, and its packets a route class.
+    pub switch_side: bool,
     /// Its table's values in each preset that sets them (TOML, applied in preset order).
     pub presets: &'static [(&'static str, &'static str)],
     /// Check its table (`key` is `lb.<name>`).
@@ -270,9 +269,6 @@ pub(crate) mod tests {
         fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
             Lb::RoundRobin(RoundRobinHost)
         }
-        fn switch_side(&self) -> bool {
-            true
-        }
         fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
             Some(Box::new(RoundRobin { next: 0 }))
         }
@@ -287,6 +283,7 @@ pub(crate) mod tests {
         name: "round_robin",
         label: "Round-robin",
         color: "#000000",
+        switch_side: true,
         presets: &[],
         check: check_params::<NoParams>,
         prepare,

@@ -141,6 +141,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "mprdma",
     label: "MPRDMA",
     color: "#9467bd", // purple
+    switch_side: false,
     presets: &[
         (
             "reps_paper",

@@ -42,6 +42,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "ops",
     label: "OPS",
     color: "#1f77b4", // blue
+    switch_side: false,
     presets: &[],
     check: check_params::<NoParams>,
     prepare,

@@ -205,6 +205,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "plb",
     label: "PLB",
     color: "#8c564b", // brown
+    switch_side: false,
     presets: &[
         (
             "reps_paper",

@@ -241,6 +241,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "reps",
     label: "REPS",
     color: "#d62728", // red
+    switch_side: false,
     presets: &[(
         "reps_paper",
         r#"

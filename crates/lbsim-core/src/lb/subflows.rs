@@ -117,6 +117,7 @@ pub const ENTRY: LbEntry = LbEntry {
     name: "subflows",
     label: "MPTCP",   // REPS §4.1 names the 8-subflow baseline after MPTCP
     color: "#393b79", // indigo
+    switch_side: false,
     presets: &[
         (
             "reps_paper",

@@ -353,6 +353,35 @@ pub(crate) mod tests {
         );
     }
 
+    fn run(kind: &str, transport: &str) -> crate::RunOutput {
+        let toml = format!(
+            "[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"{kind}\"\n[transport]\nkind = \"{transport}\"\n\
+             [queue]\ncapacity = \"10bdp\"\n[workload]\nkind = \"permutation\"\nsize = \"512KiB\"\n"
+        );
+        crate::run(&crate::Scenario::from_toml(&toml).unwrap(), None).unwrap()
+    }
+
+    /// Selected by `transport.kind`: on ECMP without loss (queues of 10
+    /// BDP) every flow keeps one path, so packets arrive in order and the
+    /// in-order receiver behaves exactly as SACK; sprayed (OPS), packets
+    /// overtake each other, the in-order receiver discards them and the
+    /// senders must retransmit, yet finish.
+    #[test]
+    fn a_new_receiver_is_chosen_by_transport_kind() {
+        let fct = |o: &crate::RunOutput| o.flows.iter().map(|f| f.fct_us).collect::<Vec<_>>();
+        let ecmp = run("ecmp", "sack");
+        assert_eq!(ecmp.counters.drops_congestion, 0);
+        assert_eq!(fct(&run("ecmp", "in_order")), fct(&ecmp));
+        let (sack, in_order) = (run("ops", "sack"), run("ops", "in_order"));
+        assert_eq!(sack.counters.retransmissions, 0);
+        assert!(
+            in_order.counters.retransmissions > 100,
+            "{}",
+            in_order.counters.retransmissions
+        );
+        assert!(in_order.flows.iter().all(|f| f.finished));
+    }
+
     #[test]
     fn a_new_receiver_plugs_in_behind_the_interface() {
         let mut r = Receiver::InOrder(InOrder::new());
