@@ -95,8 +95,77 @@ impl Builder {
         self.switches[lower as usize].up.push(up);
         self.switches[upper as usize].down.push(down);
     }
+
+    /// Hosts and their access links: host h hangs off ToR h / hosts_per_tor.
+    fn hosts(&mut self, tor_ids: &[u32]) -> Vec<Host> {
+        let TopoParams {
+            hosts: n,
+            hosts_per_tor,
+            host_rate,
+            ..
+        } = self.p;
+        let mut hosts = Vec::with_capacity(n as usize);
+        for h in 0..n {
+            let tor = tor_ids[(h / hosts_per_tor) as usize];
+            let (nic, down) = self.cable(Node::Host(h), Node::Switch(tor), host_rate);
+            self.switches[tor as usize].down.push(down);
+            hosts.push(Host {
+                nic,
+                tor: h / hosts_per_tor,
+                ready: VecDeque::new(),
+            });
+        }
+        hosts
+    }
+
+    /// 2-tier: `uplinks_per_tor` spines, each ToR cabled to every spine.
+    fn two_tier(&mut self, tor_ids: &[u32]) {
+        let spines: Vec<u32> = (0..self.p.uplinks_per_tor)
+            .map(|s| self.switch(format!("t1_{s}"), 1, SwitchRole::Spine))
+            .collect();
+        for &t in tor_ids {
+            for &s in &spines {
+                self.fabric_cable(t, s);
+            }
+        }
+    }
+
+    /// 3-tier: the core switches, then pod by pod its aggregation switches,
+    /// their ToR cables and their core cables. Returns the number of pods.
+    fn three_tier(&mut self, tor_ids: &[u32]) -> u32 {
+        let TopoParams {
+            tors_per_pod,
+            uplinks_per_tor: aggs_per_pod,
+            agg_uplinks,
+            ..
+        } = self.p;
+        let tors = tor_ids.len() as u32;
+        let pods = tors.div_ceil(tors_per_pod);
+        let cores: Vec<u32> = (0..aggs_per_pod * agg_uplinks)
+            .map(|c| self.switch(format!("t2_{c}"), 2, SwitchRole::Core))
+            .collect();
+        for pod in 0..pods {
+            let aggs: Vec<u32> = (0..aggs_per_pod)
+                .map(|a| self.switch(format!("t1_{}", pod * aggs_per_pod + a), 1, SwitchRole::Agg { pod }))
+                .collect();
+            let first_tor = pod * tors_per_pod;
+            for t in first_tor..(first_tor + tors_per_pod).min(tors) {
+                for &a in &aggs {
+                    self.fabric_cable(tor_ids[t as usize], a);
+                }
+            }
+            for (ai, &a) in aggs.iter().enumerate() {
+                for c in 0..agg_uplinks {
+                    self.fabric_cable(a, cores[ai * agg_uplinks as usize + c as usize]);
+                }
+            }
+        }
+        pods
+    }
 }
 
+/// The fat tree `p` describes. Switch and port ids follow the order of
+/// creation: the ToRs, the hosts' links, then the upper tiers.
 pub fn build(p: TopoParams) -> Network {
     let tors = p.hosts / p.hosts_per_tor;
     let mut b = Builder {
@@ -117,54 +186,13 @@ pub fn build(p: TopoParams) -> Network {
         agg_uplinks: 0,
         pods: 1,
     };
-
-    // Hosts and their access links.
-    let mut hosts = Vec::with_capacity(p.hosts as usize);
-    for h in 0..p.hosts {
-        let tor = tor_ids[(h / p.hosts_per_tor) as usize];
-        let (nic, down) = b.cable(Node::Host(h), Node::Switch(tor), p.host_rate);
-        b.switches[tor as usize].down.push(down);
-        hosts.push(Host {
-            nic,
-            tor: h / p.hosts_per_tor,
-            ready: VecDeque::new(),
-        });
-    }
-
+    let hosts = b.hosts(&tor_ids);
     if p.tiers == 2 {
-        let spines: Vec<u32> = (0..p.uplinks_per_tor)
-            .map(|s| b.switch(format!("t1_{s}"), 1, SwitchRole::Spine))
-            .collect();
-        for &t in &tor_ids {
-            for &s in &spines {
-                b.fabric_cable(t, s);
-            }
-        }
+        b.two_tier(&tor_ids);
     } else {
-        let pods = tors.div_ceil(p.tors_per_pod);
         shape.tors_per_pod = p.tors_per_pod;
         shape.agg_uplinks = p.agg_uplinks;
-        shape.pods = pods;
-        let aggs_per_pod = p.uplinks_per_tor;
-        let cores: Vec<u32> = (0..aggs_per_pod * p.agg_uplinks)
-            .map(|c| b.switch(format!("t2_{c}"), 2, SwitchRole::Core))
-            .collect();
-        for pod in 0..pods {
-            let aggs: Vec<u32> = (0..aggs_per_pod)
-                .map(|a| b.switch(format!("t1_{}", pod * aggs_per_pod + a), 1, SwitchRole::Agg { pod }))
-                .collect();
-            let first_tor = pod * p.tors_per_pod;
-            for t in first_tor..(first_tor + p.tors_per_pod).min(tors) {
-                for &a in &aggs {
-                    b.fabric_cable(tor_ids[t as usize], a);
-                }
-            }
-            for (ai, &a) in aggs.iter().enumerate() {
-                for c in 0..p.agg_uplinks {
-                    b.fabric_cable(a, cores[ai * p.agg_uplinks as usize + c as usize]);
-                }
-            }
-        }
+        shape.pods = b.three_tier(&tor_ids);
     }
 
     Network {

@@ -4,7 +4,7 @@
 
 use crate::net::queue::TwoClassQueue;
 use crate::net::{Network, Node, Queue, QueueParams};
-use crate::scenario::{Amount, AmountValue, EcnAt, Scenario, ScenarioError};
+use crate::scenario::{Amount, AmountValue, EcnAt, Scenario, ScenarioError, Topology};
 use crate::time::{Rate, SimTime};
 use crate::topo::{port_queue_rng, TopoParams};
 
@@ -55,6 +55,38 @@ impl Sizes {
 /// Topology parameters resolved from radix and oversubscription.
 pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
     let t = &s.topology;
+    let (uplinks, hpt) = tor_ports(t)?;
+    if t.hosts == 0 || !t.hosts.is_multiple_of(hpt) {
+        return err(
+            "topology.hosts",
+            format!(
+                "must be a positive multiple of the hosts per ToR ({hpt}), got {}",
+                t.hosts
+            ),
+        );
+    }
+    let half = (t.radix / 2).max(1);
+    check_tree_size(t, hpt, half)?;
+    if t.link_rate.value.bps() == 0 {
+        return err("topology.link_rate", "must be positive");
+    }
+    Ok(TopoParams {
+        tiers: t.tiers,
+        hosts: t.hosts,
+        hosts_per_tor: hpt,
+        uplinks_per_tor: uplinks,
+        tors_per_pod: half,
+        agg_uplinks: half,
+        host_rate: t.link_rate.value,
+        fabric_rate: t.link_rate.value,
+        link_latency: t.link_latency.value,
+        switch_latency: t.switch_latency.value,
+        seed: s.seed,
+    })
+}
+
+/// A ToR's uplinks and host ports, from radix and oversubscription unless given.
+fn tor_ports(t: &Topology) -> Result<(u32, u32), ScenarioError> {
     if t.radix < 2 {
         return err("topology.radix", format!("must be at least 2, got {}", t.radix));
     }
@@ -76,17 +108,13 @@ pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
     if hpt == 0 {
         return err("topology.hosts_per_tor", "must be at least 1");
     }
-    if t.hosts == 0 || !t.hosts.is_multiple_of(hpt) {
-        return err(
-            "topology.hosts",
-            format!(
-                "must be a positive multiple of the hosts per ToR ({hpt}), got {}",
-                t.hosts
-            ),
-        );
-    }
+    Ok((uplinks, hpt))
+}
+
+/// The ToRs fit the tree: a 2-tier tree has at most radix of them, a 3-tier
+/// tree at most radix pods of radix / 2.
+fn check_tree_size(t: &Topology, hpt: u32, half: u32) -> Result<(), ScenarioError> {
     let tors = t.hosts / hpt;
-    let half = (t.radix / 2).max(1);
     if t.tiers == 2 && tors > t.radix {
         let most = t.radix * hpt;
         let msg = format!(
@@ -102,22 +130,7 @@ pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
         );
         return err("topology.hosts", msg);
     }
-    if t.link_rate.value.bps() == 0 {
-        return err("topology.link_rate", "must be positive");
-    }
-    Ok(TopoParams {
-        tiers: t.tiers,
-        hosts: t.hosts,
-        hosts_per_tor: hpt,
-        uplinks_per_tor: uplinks,
-        tors_per_pod: half,
-        agg_uplinks: half,
-        host_rate: t.link_rate.value,
-        fabric_rate: t.link_rate.value,
-        link_latency: t.link_latency.value,
-        switch_latency: t.switch_latency.value,
-        seed: s.seed,
-    })
+    Ok(())
 }
 
 /// What follows from the built, healthy tree.

@@ -13,6 +13,7 @@ use crate::messages::{split, Carriers};
 use crate::net::Network;
 use crate::rng::{Rng, StreamTag};
 use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError};
+use crate::time::SimTime;
 use crate::transport::{packetize, Flow, FlowSpec};
 use crate::workload::Traffic;
 use std::collections::BTreeMap;
@@ -179,16 +180,27 @@ pub fn create(
         }
     }
     carriers.finish(flows.len() as u32);
+    let meta = wire_dependencies(&mut flows, &carriers, traffic, message_ideal);
+    Ok((flows, meta))
+}
+
+/// The messages' dependencies as the flows' (each flow's `waiting_on`), and
+/// the rest the engine needs to know about the workload.
+fn wire_dependencies(
+    flows: &mut [Flow],
+    carriers: &Carriers,
+    traffic: &Traffic,
+    message_ideal: Vec<SimTime>,
+) -> WorkloadMeta {
     let (waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
     for (f, w) in flows.iter_mut().zip(waiting_on) {
         f.waiting_on = w;
     }
-    let meta = WorkloadMeta {
+    WorkloadMeta {
         dependents,
         message_ideal,
         measure_from: traffic.measure_from,
         measure_until: traffic.measure_until,
         collective: traffic.collective,
-    };
-    Ok((flows, meta))
+    }
 }

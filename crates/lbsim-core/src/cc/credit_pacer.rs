@@ -48,6 +48,63 @@ struct HostPacer {
     link: PortId,
 }
 
+impl HostPacer {
+    /// The next credit owed for a retransmission (trim or RTS), round-robin
+    /// among the flows owed one; flows owed nothing more leave the queue.
+    fn retransmit_credit(&mut self, flows: &mut [PullState]) -> Option<Credit> {
+        while let Some(flow) = self.retransmit.pop_front() {
+            let f = &mut flows[flow as usize];
+            if f.rtx_owed == 0 || f.granted >= f.wanted {
+                f.in_rtx_queue = false;
+                f.rtx_owed = 0;
+                continue;
+            }
+            f.granted += 1;
+            f.rtx_owed -= 1;
+            if f.rtx_owed > 0 {
+                self.retransmit.push_back(flow);
+            } else {
+                f.in_rtx_queue = false;
+            }
+            return Some(Credit {
+                flow,
+                count: f.granted,
+                ev: f.ev,
+            });
+        }
+        None
+    }
+
+    /// The next credit for new data, round-robin among the waiting flows;
+    /// a flow whose message is whole (`complete`) takes one only for a
+    /// retransmission it is still owed.
+    fn data_credit(&mut self, flows: &mut [PullState], complete: &dyn Fn(u32) -> bool) -> Option<Credit> {
+        while let Some(flow) = self.waiting.pop_front() {
+            let f = &mut flows[flow as usize];
+            let whole = complete(flow);
+            if (whole && f.rtx_owed == 0) || f.granted >= f.wanted {
+                f.queued = false;
+                continue;
+            }
+            if whole {
+                f.rtx_owed -= 1;
+            }
+            f.granted += 1;
+            if f.granted < f.wanted {
+                self.waiting.push_back(flow);
+            } else {
+                f.queued = false;
+            }
+            return Some(Credit {
+                flow,
+                count: f.granted,
+                ev: f.ev,
+            });
+        }
+        None
+    }
+}
+
 /// A credit to send: which flow, and its cumulative count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Credit {
@@ -186,52 +243,11 @@ impl CreditPacers {
         complete: &dyn Fn(u32) -> bool,
     ) -> (Option<Credit>, Option<SimTime>) {
         let h = &mut self.hosts[host as usize];
-        let mut credit = None;
         // Retransmissions first, even for a complete message: its sender
         // retransmits only what it has no ACK for.
-        while let Some(flow) = h.retransmit.pop_front() {
-            let f = &mut self.flows[flow as usize];
-            if f.rtx_owed == 0 || f.granted >= f.wanted {
-                f.in_rtx_queue = false;
-                f.rtx_owed = 0;
-                continue;
-            }
-            f.granted += 1;
-            f.rtx_owed -= 1;
-            credit = Some(Credit {
-                flow,
-                count: f.granted,
-                ev: f.ev,
-            });
-            if f.rtx_owed > 0 {
-                h.retransmit.push_back(flow);
-            } else {
-                f.in_rtx_queue = false;
-            }
-            break;
-        }
-        while credit.is_none() {
-            let Some(flow) = h.waiting.pop_front() else { break };
-            let f = &mut self.flows[flow as usize];
-            let whole = complete(flow);
-            if (whole && f.rtx_owed == 0) || f.granted >= f.wanted {
-                f.queued = false;
-                continue;
-            }
-            if whole {
-                f.rtx_owed -= 1;
-            }
-            f.granted += 1;
-            credit = Some(Credit {
-                flow,
-                count: f.granted,
-                ev: f.ev,
-            });
-            if f.granted < f.wanted {
-                h.waiting.push_back(flow);
-            } else {
-                f.queued = false;
-            }
+        let mut credit = h.retransmit_credit(&mut self.flows);
+        if credit.is_none() {
+            credit = h.data_credit(&mut self.flows, complete);
         }
         if credit.is_some() {
             let mtu_time = ports[h.link as usize].serialization(self.mtu);

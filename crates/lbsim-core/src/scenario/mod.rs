@@ -3,18 +3,28 @@
 //! with the user's file merged on top, so no value comes from a silent
 //! default in code; the merged result is what a run writes as its resolved
 //! scenario.
+//!
+//! This file holds the top-level schema and its checks; `presets` the
+//! built-in layers and merging, `workload` the `[workload]` table and its
+//! per-kind keys, `failures` the failure entries, `units` amounts, rates and
+//! times, `registry` the per-part tables of `[lb]` and `[cc]`.
 
 pub mod failures;
+mod presets;
 pub mod registry;
 pub mod units;
+mod workload;
 
 pub use crate::workload::collective::Layout;
 pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
+pub use presets::preset_names;
+use presets::{merge, preset_name, preset_table, REPLACED_WHOLE};
 pub use registry::{CcKind, LbKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 pub use units::{Amount, AmountValue, AutoTime, NeverTime, RateSpec, Time};
+pub use workload::{Arrivals, LoadBasis, Workload, WorkloadKind};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,7 +58,7 @@ impl std::error::Error for ScenarioError {}
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Which preset the file builds on: "reps_paper" (default) or "reps_artifact".
-    #[serde(default = "default_preset")]
+    #[serde(default = "presets::default_preset")]
     pub preset: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -69,10 +79,6 @@ pub struct Scenario {
     /// same target keys as a failure, plus `rate`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_overrides: Vec<Failure>,
-}
-
-fn default_preset() -> String {
-    "reps_paper".into()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -203,92 +209,6 @@ pub struct LbShare {
     pub fraction: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkloadKind {
-    Permutation,
-    Tornado,
-    Incast,
-    Flows,
-    /// Flow sizes from a CDF, arriving per host at a target load.
-    Trace,
-    /// AI collectives (REPS §4.2), each node's buffer `size`.
-    RingAllreduce,
-    ButterflyAllreduce,
-    Alltoall,
-}
-
-/// What a trace's `load` is a fraction of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadBasis {
-    /// Each host's link rate (REPS artifact).
-    Host,
-    /// The fabric's capacity: on a k:1 tree each host offers load / k (ConWeave run.py).
-    Fabric,
-}
-
-/// How a trace's flows arrive at each host.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrivals {
-    /// Exponential gaps with the mean that gives the load (ConWeave's generator).
-    Poisson,
-    /// Each flow starts when the previous one would have finished at `load` × line rate (the REPS artifact's generator).
-    Deterministic,
-}
-
-/// The traffic. Keys that do not apply to `kind` are rejected.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Workload {
-    pub kind: WorkloadKind,
-    /// Message size (permutation, tornado, incast).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<Amount>,
-    /// Start time of every message (permutation, tornado, incast).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<Time>,
-    /// Incast: number of senders and the receiving host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub senders: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receiver: Option<u32>,
-    /// Flows: CSV file with columns src,dst,size_bytes,start_us (relative to the scenario file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// Trace: a built-in distribution ("websearch", "alistorage2019", ...) or a CDF file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cdf: Option<String>,
-    /// Trace: offered load per host, a fraction of the host link rate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<f64>,
-    /// Trace: how long flows keep arriving (from `start`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration: Option<Time>,
-    /// Trace: "poisson" (default) or "deterministic".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrivals: Option<Arrivals>,
-    /// Trace: "host" (default) or "fabric".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_basis: Option<LoadBasis>,
-    /// Flows starting within this time after `start` are left out of the statistics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warmup: Option<Time>,
-    /// Trace: flows finishing later than this after the arrival window are left out of the statistics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cooldown: Option<Time>,
-    /// Collectives: "host_order" (default) or "cross_spine".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<Layout>,
-    /// AllToAll: messages each node has under way at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parallel: Option<u32>,
-    /// Collectives: how many times it runs back to back (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<u32>,
-}
-
 /// Time series and samples a run records (all off by default).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -302,83 +222,6 @@ pub struct Observe {
     pub drops: bool,
     /// One RTT sample per ACK, per flow.
     pub rtt: bool,
-}
-
-const PRESET_PAPER: &str = include_str!("../../presets/reps_paper.toml");
-const PRESET_ARTIFACT: &str = include_str!("../../presets/reps_artifact.toml");
-
-/// Tables the user's file replaces whole instead of merging key by key:
-/// their keys depend on `kind`, so a preset's keys must not leak in.
-const REPLACED_WHOLE: &[&str] = &["workload"];
-
-pub fn preset_names() -> &'static [&'static str] {
-    &["reps_paper", "reps_artifact"]
-}
-
-/// A preset's chain of layers, the base first, with each layer's file.
-fn preset_chain(name: &str) -> Option<&'static [(&'static str, &'static str)]> {
-    const PAPER: (&str, &str) = ("reps_paper", PRESET_PAPER);
-    const ARTIFACT: (&str, &str) = ("reps_artifact", PRESET_ARTIFACT);
-    match name {
-        "reps_paper" => Some(&[PAPER]),
-        "reps_artifact" => Some(&[PAPER, ARTIFACT]),
-        _ => None,
-    }
-}
-
-/// A preset as one table: each layer's file, then each registered part's
-/// values for that layer under its own table (`lb.<name>`, `cc.<name>`).
-fn preset_table(name: &str) -> Result<toml::Table, ScenarioError> {
-    let Some(chain) = preset_chain(name) else {
-        return Err(ScenarioError::new(
-            "preset",
-            format!("unknown preset \"{name}\"; known: {}", preset_names().join(", ")),
-        ));
-    };
-    let mut t = toml::Table::new();
-    for (layer, file) in chain {
-        merge(&mut t, file.parse().expect("built-in preset parses"), "");
-        let parts = crate::lb::REGISTRY.iter().map(|e| ("lb", e.name, e.presets));
-        let parts = parts.chain(crate::cc::REGISTRY.iter().map(|e| ("cc", e.name, e.presets)));
-        for (section, part, presets) in parts {
-            for (_, text) in presets.iter().filter(|(l, _)| l == layer) {
-                let values: toml::Table = text.parse().expect("built-in part preset parses");
-                let mut wrapped = toml::Table::new();
-                wrapped.insert(part.to_string(), toml::Value::Table(values));
-                let mut outer = toml::Table::new();
-                outer.insert(section.to_string(), toml::Value::Table(wrapped));
-                merge(&mut t, outer, "");
-            }
-        }
-    }
-    Ok(t)
-}
-
-/// The preset a user table builds on.
-fn preset_name(user: &toml::Table) -> Result<String, ScenarioError> {
-    match user.get("preset") {
-        None => Ok(default_preset()),
-        Some(toml::Value::String(s)) => Ok(s.clone()),
-        Some(_) => Err(ScenarioError::new("preset", "must be a string")),
-    }
-}
-
-fn merge(base: &mut toml::Table, over: toml::Table, prefix: &str) {
-    for (k, v) in over {
-        let path = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match (base.get_mut(&k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !REPLACED_WHOLE.contains(&path.as_str()) => {
-                merge(b, o, &path)
-            }
-            (_, v) => {
-                base.insert(k, v);
-            }
-        }
-    }
 }
 
 /// Parse a value given on a command line: TOML syntax if it parses as a
@@ -462,69 +305,7 @@ impl Scenario {
 
     /// Checks that need no topology: keys that do not apply, obvious ranges.
     fn check_keys(&self) -> Result<(), ScenarioError> {
-        let w = &self.workload;
-        let allowed: &[&str] = match w.kind {
-            WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start", "warmup"],
-            WorkloadKind::Incast => &["size", "start", "senders", "receiver", "warmup"],
-            WorkloadKind::Flows => &["file", "warmup"],
-            WorkloadKind::Trace => &[
-                "start",
-                "cdf",
-                "load",
-                "duration",
-                "arrivals",
-                "load_basis",
-                "warmup",
-                "cooldown",
-            ],
-            WorkloadKind::RingAllreduce | WorkloadKind::ButterflyAllreduce => {
-                &["size", "start", "layout", "iterations", "warmup"]
-            }
-            WorkloadKind::Alltoall => &["size", "start", "layout", "iterations", "parallel", "warmup"],
-        };
-        let present = [
-            ("size", w.size.is_some()),
-            ("start", w.start.is_some()),
-            ("senders", w.senders.is_some()),
-            ("receiver", w.receiver.is_some()),
-            ("file", w.file.is_some()),
-            ("cdf", w.cdf.is_some()),
-            ("load", w.load.is_some()),
-            ("duration", w.duration.is_some()),
-            ("arrivals", w.arrivals.is_some()),
-            ("load_basis", w.load_basis.is_some()),
-            ("warmup", w.warmup.is_some()),
-            ("cooldown", w.cooldown.is_some()),
-            ("layout", w.layout.is_some()),
-            ("parallel", w.parallel.is_some()),
-            ("iterations", w.iterations.is_some()),
-        ];
-        for (k, is) in present {
-            if is && !allowed.contains(&k) {
-                return Err(ScenarioError::new(
-                    format!("workload.{k}"),
-                    format!("does not apply to workload kind \"{}\"", kind_name(&w.kind)),
-                ));
-            }
-        }
-        for k in allowed {
-            let needed = match (w.kind, *k) {
-                (WorkloadKind::Flows, "file") => w.file.is_none(),
-                (WorkloadKind::Incast, "senders") => w.senders.is_none(),
-                (WorkloadKind::Trace, "cdf") => w.cdf.is_none(),
-                (WorkloadKind::Trace, "load") => w.load.is_none(),
-                (WorkloadKind::Trace, "duration") => w.duration.is_none(),
-                (WorkloadKind::Alltoall, "parallel") => w.parallel.is_none(),
-                (_, "size") => w.size.is_none(),
-                _ => false,
-            };
-            if needed {
-                return Err(ScenarioError::new(
-                    format!("workload.{k}"),
-                    format!("is required for workload kind \"{}\"", kind_name(&w.kind)),
-                ));
-            }
-        }
+        self.workload.check_keys()?;
         self.check_parts()?;
         if !(2..=3).contains(&self.topology.tiers) {
             return Err(ScenarioError::new(
@@ -567,13 +348,6 @@ impl Scenario {
     }
 }
 
-fn kind_name<T: Serialize>(k: &T) -> String {
-    serde_json::to_value(k)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,15 +372,6 @@ mod tests {
         let e = Scenario::from_toml("[topology]\nlink_latency = 500").unwrap_err();
         assert_eq!(e.key, "topology.link_latency");
         assert!(e.message.contains("unit"), "{e}");
-    }
-
-    #[test]
-    fn workload_keys_checked_per_kind() {
-        let e = Scenario::from_toml("[workload]\nkind = \"tornado\"\nsize = \"1MiB\"\nsenders = 3").unwrap_err();
-        assert_eq!(e.key, "workload.senders");
-        let e = Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"").unwrap_err();
-        assert_eq!(e.key, "workload.senders");
-        assert!(Scenario::from_toml("[workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 4").is_ok());
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! size/N to each of the N−1 others (the NCCL convention: the send buffer
 //! holds one block per peer).
 
-use super::Traffic;
+use super::{NetInfo, Traffic};
+use crate::scenario::{ScenarioError, Workload, WorkloadKind};
 use crate::time::SimTime;
 use crate::transport::FlowSpec;
 
@@ -153,6 +154,44 @@ pub fn alltoall(ranks: &[u32], size: u64, parallel: u32, iterations: u32, start:
         }
     }
     p.t
+}
+
+/// `workload.kind` a collective (`ring_allreduce`, `butterfly_allreduce`,
+/// `alltoall`): its ranks laid out on the hosts by `layout`, run
+/// `iterations` times from `start`.
+pub(super) fn traffic(w: &Workload, net: NetInfo, size: Option<u64>, start: SimTime) -> Result<Traffic, ScenarioError> {
+    let hosts = net.hosts;
+    let size = size.expect("checked by the scenario");
+    let layout = w.layout.unwrap_or(Layout::HostOrder);
+    let ranks = ranks(hosts, net.hosts_per_tor, layout);
+    if hosts < 2 {
+        return Err(ScenarioError::new(
+            "topology.hosts",
+            "a collective needs at least 2 hosts",
+        ));
+    }
+    let iterations = w.iterations.unwrap_or(1);
+    if iterations == 0 {
+        return Err(ScenarioError::new("workload.iterations", "must be at least 1"));
+    }
+    let mut t = match w.kind {
+        WorkloadKind::RingAllreduce => ring_allreduce(&ranks, size, iterations, start),
+        WorkloadKind::ButterflyAllreduce => butterfly_allreduce(&ranks, size, iterations, start)
+            .map_err(|m| ScenarioError::new("topology.hosts", format!("butterfly AllReduce {m}")))?,
+        _ => {
+            let parallel = w.parallel.expect("checked by the scenario");
+            if parallel == 0 {
+                return Err(ScenarioError::new("workload.parallel", "must be at least 1"));
+            }
+            alltoall(&ranks, size, parallel, iterations, start)
+        }
+    };
+    t.collective = Some(match w.kind {
+        WorkloadKind::RingAllreduce => "ring_allreduce",
+        WorkloadKind::ButterflyAllreduce => "butterfly_allreduce",
+        _ => "alltoall",
+    });
+    Ok(t)
 }
 
 #[cfg(test)]
