@@ -1,14 +1,17 @@
 //! lbsim-cli: run a scenario or the engine benchmark without Python.
 //!
-//!   lbsim-cli run FILE [--set key=value]... [--out DIR]
-//!   lbsim-cli validate FILE [--set key=value]...
+//!   lbsim-cli run FILE [--set key=value]... [--out DIR] [--max-memory SIZE]
+//!   lbsim-cli validate FILE [--set key=value]... [--max-memory SIZE]
 //!   lbsim-cli bench [--hosts N] [--lb KIND] [--size SIZE] [--json]
 //!
-//! Errors (bad arguments, an unreadable file, an invalid scenario) print one
-//! line on stderr and exit with status 2.
+//! Errors (bad arguments, an unreadable file, an invalid scenario, a results
+//! directory that cannot be written, a run estimated to need more memory than
+//! `--max-memory`) print one line on stderr and exit with status 2, before
+//! anything runs.
 
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
+use lbsim_core::build::Limits;
 use lbsim_core::{RunOutput, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,7 +36,7 @@ enum Command {
     Run {
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Results directory (default results/<scenario name>).
+        /// Results directory (default results/<scenario name>); an earlier run there is replaced whole.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
@@ -54,6 +57,16 @@ struct ScenarioArgs {
     /// Override a scenario key, e.g. --set lb.kind=ops (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     sets: Vec<(String, String)>,
+    /// Refuse a run estimated to need more memory than this (e.g. 8GiB, 64GiB).
+    #[arg(long, value_name = "SIZE", default_value = "8GiB", value_parser = memory)]
+    max_memory: u64,
+}
+
+fn memory(text: &str) -> Result<u64, String> {
+    match lbsim_core::scenario::units::parse_amount(text)? {
+        lbsim_core::scenario::AmountValue::Bytes(b) if b > 0 => Ok(b),
+        _ => Err(format!("expected an amount of memory such as \"8GiB\", got \"{text}\"")),
+    }
 }
 
 #[derive(Args)]
@@ -114,7 +127,13 @@ fn one_line(msg: &str) -> String {
 
 fn load(a: &ScenarioArgs) -> Result<(Scenario, Option<PathBuf>), String> {
     let file = &a.file;
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "{}: not a scenario file: a scenario is TOML text (UTF-8)",
+            file.display()
+        )
+    })?;
     let s = Scenario::from_toml_with(&text, &a.sets).map_err(|e| format!("{}: {e}", file.display()))?;
     Ok((s, file.parent().map(Path::to_path_buf)))
 }
@@ -123,19 +142,35 @@ fn dispatch(cmd: Command) -> Result<(), String> {
     match cmd {
         Command::Run { scenario, out } => {
             let (s, base) = load(&scenario)?;
-            let output = lbsim_core::run(&s, base.as_deref()).map_err(|e| e.to_string())?;
             let dir = out.unwrap_or_else(|| PathBuf::from("results").join(s.name.clone().unwrap_or("run".into())));
+            // Before the run, not after it: a bad --out must not cost the simulation.
+            lbsim_core::check_output_dir(&dir)?;
+            let limits = Limits {
+                max_memory: scenario.max_memory,
+            };
+            let output = lbsim_core::run_with(&s, base.as_deref(), &limits, u64::MAX, &mut |_| true)
+                .map_err(|e| e.to_string())?;
             output
                 .write_dir(&dir)
                 .map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
             print_summary(&output.summary);
+            if let Some(note) = &output.stop_note {
+                println!("stopped early: {note}");
+            }
             println!("results: {}", dir.display());
             Ok(())
         }
         Command::Validate { scenario } => {
             let (s, base) = load(&scenario)?;
-            lbsim_core::build::build(&s, base.as_deref()).map_err(|e| e.to_string())?;
-            println!("ok");
+            let limits = Limits {
+                max_memory: scenario.max_memory,
+            };
+            let (sim, est) = lbsim_core::build::build_with(&s, base.as_deref(), &limits).map_err(|e| e.to_string())?;
+            println!(
+                "ok: {} flows, about {:.0} MiB estimated",
+                sim.flows.len(),
+                (est.bytes / (1u64 << 20) as f64).ceil()
+            );
             Ok(())
         }
         Command::Bench(b) => bench(&b),

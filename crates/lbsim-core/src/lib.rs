@@ -50,6 +50,10 @@ pub struct RunOutput {
     pub stop_reason: StopReason,
     /// The run's progress when it stopped, as a progress callback would see it.
     pub progress: Progress,
+    /// Why the run stopped early, in words, when the no-progress guard stopped it.
+    pub stop_note: Option<String>,
+    /// What the build estimated the run would take (memory, flows, packets).
+    pub estimate: build::Estimate,
 }
 
 /// Build and run a scenario to its end.
@@ -64,8 +68,23 @@ pub fn run_with_progress(
     every: u64,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
-    let mut sim = build::build(scenario, base_dir)?;
+    run_with(scenario, base_dir, &build::Limits::default(), every, progress)
+}
+
+/// Run within `limits` (a scenario estimated to need more memory is refused
+/// before it is built), calling `progress` every `every` events. At the end
+/// the engine's invariants are checked (`Simulation::invariant_violations`);
+/// a violation is an engine bug and panics with the counters.
+pub fn run_with(
+    scenario: &Scenario,
+    base_dir: Option<&Path>,
+    limits: &build::Limits,
+    every: u64,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<RunOutput, ScenarioError> {
+    let (mut sim, estimate) = build::build_with(scenario, base_dir, limits)?;
     let stop_reason = sim.run_with_progress(every, progress);
+    sim.assert_invariants();
     let flows = sim.flow_records();
     let messages = sim.message_records();
     let summary = sim.summary(&messages);
@@ -81,26 +100,118 @@ pub fn run_with_progress(
         packets_in_network: sim.packets_in_network(),
         stop_reason,
         progress: final_progress,
+        stop_note: sim.no_progress_note(),
+        estimate,
     })
 }
 
 impl RunOutput {
-    /// Write `scenario.toml`, `summary.json`, `flows.csv` and one CSV per further table into `dir`.
+    /// Write `scenario.toml`, `summary.json`, `flows.csv` and one CSV per
+    /// further table into `dir`, replacing a previous run there as a whole:
+    /// the files go to a new sibling directory that then takes `dir`'s place,
+    /// so no table of an earlier run is left beside the new ones. A `dir`
+    /// that exists and holds something other than a run is left alone (an error).
     pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("scenario.toml"), self.scenario.to_toml())?;
-        std::fs::write(dir.join("summary.json"), metrics::summary_json(&self.summary))?;
-        metrics::flow_table(&self.flows).write_csv(&dir.join("flows.csv"))?;
-        for t in &self.tables {
-            t.write_csv(&dir.join(format!("{}.csv", t.name)))?;
+        check_output_dir(dir).map_err(std::io::Error::other)?;
+        let (parent, name) = split_dir(dir);
+        std::fs::create_dir_all(&parent)?;
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir(&tmp)?;
+        let written = (|| {
+            std::fs::write(tmp.join("scenario.toml"), self.scenario.to_toml())?;
+            metrics::flow_table(&self.flows).write_csv(&tmp.join("flows.csv"))?;
+            for t in &self.tables {
+                t.write_csv(&tmp.join(format!("{}.csv", t.name)))?;
+            }
+            // summary.json last: its presence marks a complete run directory.
+            std::fs::write(tmp.join("summary.json"), metrics::summary_json(&self.summary))
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
         }
-        Ok(())
+        replace_dir(&tmp, dir)
     }
 
-    /// Every table of the run, the flow table first.
+    /// Every table of the run, the flow table first (unchanged below).
     pub fn all_tables(&self) -> Vec<table::Table> {
         let mut v = vec![metrics::flow_table(&self.flows)];
         v.extend(self.tables.iter().cloned());
         v
     }
+}
+
+/// A directory's parent (`.` for a bare name) and its last component.
+fn split_dir(dir: &Path) -> (std::path::PathBuf, String) {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = dir
+        .file_name()
+        .map_or("run".into(), |n| n.to_string_lossy().into_owned());
+    (parent, name)
+}
+
+/// Whether `dir` holds a complete run (its summary.json is written last).
+pub fn is_run_dir(dir: &Path) -> bool {
+    dir.join("summary.json").is_file() && dir.join("scenario.toml").is_file()
+}
+
+/// Check, before a run, that its results can be written to `dir`: it is a
+/// directory that is empty or holds an earlier run (which the new one will
+/// replace), or it can be created, in a place where we may write.
+pub fn check_output_dir(dir: &Path) -> Result<(), String> {
+    let show = dir.display();
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(format!("cannot write results to {show}: it is a file, not a directory"));
+        }
+        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !empty && !is_run_dir(dir) {
+            return Err(format!(
+                "cannot write results to {show}: it holds files that are not an lbsim run (choose a new or empty directory)"
+            ));
+        }
+    }
+    // The nearest existing ancestor must be a directory we can create entries in.
+    let (parent, _) = split_dir(dir);
+    let mut at = parent.as_path();
+    while !at.exists() {
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
+    if !at.is_dir() {
+        return Err(format!(
+            "cannot write results to {show}: {} is a file, not a directory",
+            at.display()
+        ));
+    }
+    let probe = at.join(format!(".lbsim-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            Ok(())
+        }
+        Err(e) => Err(format!("cannot write results to {show}: {}: {e}", at.display())),
+    }
+}
+
+/// Put the directory `new` in `dir`'s place, removing what `dir` held.
+fn replace_dir(new: &Path, dir: &Path) -> std::io::Result<()> {
+    if !dir.exists() {
+        return std::fs::rename(new, dir);
+    }
+    let (parent, name) = split_dir(dir);
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&old);
+    std::fs::rename(dir, &old)?;
+    if let Err(e) = std::fs::rename(new, dir) {
+        let _ = std::fs::rename(&old, dir);
+        return Err(e);
+    }
+    std::fs::remove_dir_all(&old)
 }

@@ -47,16 +47,23 @@ fn resolve(py: Python<'_>, text: &str, overrides: Vec<(String, String)>) -> PyRe
 /// workload files are all checked). Returns `(resolved TOML, facts)` where
 /// facts is a dict of derived values: hosts, flows, link_rate_bps, base_rtt_us,
 /// bdp_bytes, rto_us, queue_bytes.
+///
+/// `max_memory` (bytes): a scenario estimated to need more is refused (a
+/// `ScenarioError` naming the keys that make it large) before its workload is
+/// generated. facts also has `memory_bytes`, the estimate.
 #[pyfunction]
-#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None))]
+#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None, max_memory = None))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
     overrides: Vec<(String, String)>,
     base_dir: Option<PathBuf>,
+    max_memory: Option<u64>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
     let s = parse_py(py, text, &overrides)?;
-    let sim = lbsim_core::build::build(&s, base_dir.as_deref()).map_err(|e| scenario_error(py, e))?;
+    let limits = limits(max_memory);
+    let (sim, est) =
+        lbsim_core::build::build_with(&s, base_dir.as_deref(), &limits).map_err(|e| scenario_error(py, e))?;
     let facts = PyDict::new(py);
     facts.set_item("hosts", s.topology.hosts)?;
     facts.set_item("tiers", s.topology.tiers)?;
@@ -67,7 +74,16 @@ fn validate<'py>(
     facts.set_item("rto_us", sim.params.transport.rto.as_us_f64())?;
     facts.set_item("queue_bytes", sim.params.queue_bytes)?;
     facts.set_item("stop_at_us", sim.params.stop_at.as_us_f64())?;
+    facts.set_item("memory_bytes", est.bytes)?;
     Ok((s.to_toml(), facts))
+}
+
+fn limits(max_memory: Option<u64>) -> lbsim_core::build::Limits {
+    let mut l = lbsim_core::build::Limits::default();
+    if let Some(m) = max_memory {
+        l.max_memory = m;
+    }
+    l
 }
 
 /// A table as a list of `(column, numpy dtype, data)`: little-endian bytes
@@ -104,6 +120,7 @@ fn stop_reason_name(r: StopReason) -> &'static str {
         StopReason::Drained => "drained",
         StopReason::Horizon => "horizon",
         StopReason::Cancelled => "cancelled",
+        StopReason::NoProgress => "no_progress",
     }
 }
 
@@ -138,8 +155,12 @@ fn progress_args(p: &Progress) -> (f64, f64, u64, usize, usize, u64, u64) {
 /// packets_in_network, stop_reason ("drained", "horizon" or "cancelled") and
 /// tables: {name: [(column, numpy dtype, data)]}, "flows" always, time series
 /// and "failures" when the scenario has them.
+/// `max_memory` (bytes, default 8 GiB): a scenario estimated to need more
+/// is refused before it is built. At the end of the run the engine checks its
+/// invariants; a violation (an engine bug) raises `PanicException` with the counters.
 #[pyfunction]
-#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None, progress = None, every = 1 << 16, interval = 0.1))]
+#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None, progress = None, every = 1 << 16, interval = 0.1, max_memory = None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -148,8 +169,10 @@ fn run<'py>(
     progress: Option<PyObject>,
     every: u64,
     interval: f64,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = parse_py(py, text, &overrides)?;
+    let limits = limits(max_memory);
     let interval = Duration::from_secs_f64(interval.max(0.0));
     let mut pending_error: Option<PyErr> = None;
     let mut last_call: Option<Instant> = None;
@@ -179,7 +202,7 @@ fn run<'py>(
                 }
             })
         };
-        lbsim_core::run_with_progress(&scenario, base, every.max(1), &mut callback)
+        lbsim_core::run_with(&scenario, base, &limits, every.max(1), &mut callback)
     });
     if let Some(e) = pending_error {
         return Err(e);
@@ -198,6 +221,7 @@ fn run<'py>(
     )?;
     d.set_item("packets_in_network", out.packets_in_network)?;
     d.set_item("stop_reason", stop_reason_name(out.stop_reason))?;
+    d.set_item("stop_note", out.stop_note.clone())?;
     let tables = PyDict::new(py);
     for t in out.all_tables() {
         tables.set_item(t.name, table_columns(py, &t)?)?;
@@ -265,6 +289,12 @@ fn percentile(py: Python<'_>, values: &Bound<'_, PyAny>, ps: Vec<f64>) -> PyResu
         v.sort_unstable_by(f64::total_cmp);
         ps.iter().map(|&p| lbsim_core::metrics::percentile(&v, p)).collect()
     }))
+}
+
+/// Names of the built-in flow-size distributions (`workload.cdf` values that are not files).
+#[pyfunction]
+fn builtin_cdfs() -> Vec<&'static str> {
+    lbsim_core::workload::cdf::BUILTIN.iter().map(|(n, _)| *n).collect()
 }
 
 /// Names of the built-in presets.
@@ -521,6 +551,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(load_balancers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;

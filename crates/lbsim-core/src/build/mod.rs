@@ -4,7 +4,9 @@
 //! its flows, then failures, asymmetry and observation. Every error names
 //! the scenario key.
 
+pub mod checks;
 pub mod derive;
+pub mod estimate;
 pub mod flows;
 
 use crate::engine::{SimParams, Simulation};
@@ -17,15 +19,32 @@ use crate::topo;
 use crate::transport::{AckPolicy, TransportParams};
 use crate::workload::{self, NetInfo};
 use derive::{Derived, Sizes};
+pub use estimate::{Estimate, Limits};
 use flows::Parts;
 use std::path::Path;
 
-/// Build a simulation from a scenario. `base_dir` resolves relative file
-/// paths (the scenario file's folder).
+/// Build a simulation from a scenario, within the default `Limits`.
+/// `base_dir` resolves relative file paths (the scenario file's folder).
 pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, ScenarioError> {
+    build_with(s, base_dir, &Limits::default()).map(|(sim, _)| sim)
+}
+
+/// Build a simulation, first estimating what it takes: a scenario whose
+/// estimate exceeds `limits` is refused before anything large is allocated.
+pub fn build_with(
+    s: &Scenario,
+    base_dir: Option<&Path>,
+    limits: &Limits,
+) -> Result<(Simulation, Estimate), ScenarioError> {
     let sizes = Sizes::of(s)?;
-    let mut net = topo::build(derive::topo_params(s)?);
+    checks::before_build(s, sizes)?;
+    let topo_params = derive::topo_params(s)?;
+    let net_bytes = estimate::network(&topo_params, !s.failures.is_empty(), limits)?;
+    let mut net = topo::build(topo_params);
     let d = Derived::of(s, &net, sizes)?;
+    checks::derived(s, &d)?;
+    let shape = workload::shape::shape(&s.workload, net_info(&net, &d), base_dir)?;
+    let estimate = estimate::run(s, &d, &shape, net_bytes, limits)?;
     derive::install_queues(&mut net, d.queue, s.seed);
     let parts = Parts::prepare(s, &d)?;
     parts.install_policies(&mut net);
@@ -43,10 +62,11 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         sim.set_receiver_cc(agent);
     }
     sim.set_failures(plans, s.routing.convergence.value);
+    sim.set_stall_window((s.stall_rtos > 0).then(|| SimTime(d.rto.ps().saturating_mul(s.stall_rtos as u64))));
     if let Some(obs) = observer {
         sim.set_observer(obs);
     }
-    Ok(sim)
+    Ok((sim, estimate))
 }
 
 /// What a workload needs to know about the network.

@@ -13,7 +13,9 @@
 
 mod failures;
 mod hosts;
+mod invariants;
 mod links;
+mod progress_guard;
 mod receiving;
 mod report;
 mod sending;
@@ -78,6 +80,8 @@ pub enum StopReason {
     Horizon,
     /// The progress callback asked to stop (e.g. Ctrl-C).
     Cancelled,
+    /// Flows were stuck: no data arrived for the stall window (`progress_guard`).
+    NoProgress,
 }
 
 pub struct Simulation {
@@ -103,6 +107,7 @@ pub struct Simulation {
     policy_out: PolicyOut,
     wall_seconds: f64,
     stop_reason: Option<StopReason>,
+    guard: progress_guard::ProgressGuard,
 }
 
 impl Simulation {
@@ -133,6 +138,7 @@ impl Simulation {
             policy_out: PolicyOut::default(),
             wall_seconds: 0.0,
             stop_reason: None,
+            guard: progress_guard::ProgressGuard::new(None),
         }
     }
 
@@ -196,6 +202,8 @@ impl Simulation {
     pub fn run_with_progress(&mut self, every: u64, progress: &mut dyn FnMut(Progress) -> bool) -> StopReason {
         let t0 = std::time::Instant::now();
         let mut next_report = self.counters.events.saturating_add(every);
+        // One comparison per event serves the progress callback and the no-progress guard.
+        let mut next_look = next_report.min(self.guard.next_check);
         let reason = loop {
             let Some(t) = self.events.peek_time() else {
                 break StopReason::Drained;
@@ -211,11 +219,19 @@ impl Simulation {
             if self.idle() {
                 break StopReason::Drained;
             }
-            if self.counters.events >= next_report {
-                next_report = self.counters.events.saturating_add(every);
-                if !progress(self.progress()) {
-                    break StopReason::Cancelled;
+            if self.counters.events >= next_look {
+                if self.counters.events >= self.guard.next_check {
+                    if let Some(stuck) = self.check_progress() {
+                        break stuck;
+                    }
                 }
+                if self.counters.events >= next_report {
+                    next_report = self.counters.events.saturating_add(every);
+                    if !progress(self.progress()) {
+                        break StopReason::Cancelled;
+                    }
+                }
+                next_look = next_report.min(self.guard.next_check);
             }
         };
         self.wall_seconds += t0.elapsed().as_secs_f64();

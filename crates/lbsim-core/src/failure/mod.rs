@@ -53,7 +53,7 @@ fn err<T>(key: String, msg: impl Into<String>) -> Result<T, ScenarioError> {
 
 /// The fault an entry of `kind` causes, after checking that it gives no
 /// other kind's key (`rate`, `loss`, `nth`).
-fn check_kind_keys(f: &Failure, key: &str, kind: FailureKind) -> Result<Fault, ScenarioError> {
+fn check_kind_keys(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -> Result<Fault, ScenarioError> {
     let given = [
         ("rate", f.rate.is_some()),
         ("loss", f.loss.is_some()),
@@ -73,11 +73,11 @@ fn check_kind_keys(f: &Failure, key: &str, kind: FailureKind) -> Result<Fault, S
             );
         }
     }
-    fault(f, key, kind)
+    fault(f, key, kind, link_rate)
 }
 
 /// The fault of `kind` with its own key's value, which must be given and in range.
-fn fault(f: &Failure, key: &str, kind: FailureKind) -> Result<Fault, ScenarioError> {
+fn fault(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -> Result<Fault, ScenarioError> {
     Ok(match kind {
         FailureKind::Down => Fault::Down,
         FailureKind::Degrade => {
@@ -91,6 +91,13 @@ fn fault(f: &Failure, key: &str, kind: FailureKind) -> Result<Fault, ScenarioErr
                 return err(
                     format!("{key}.rate"),
                     "must be positive (a dead link is kind = \"down\")",
+                );
+            }
+            if r.value > link_rate {
+                // A faster link would also beat every flow's ideal, which assumes the healthy tree.
+                return err(
+                    format!("{key}.rate"),
+                    format!("({}) must not exceed topology.link_rate ({link_rate})", r.text),
                 );
             }
             Fault::Degrade(r.value)
@@ -129,7 +136,7 @@ pub fn plan(s: &Scenario, net: &Network) -> Result<Vec<FailurePlan>, ScenarioErr
     for (i, f) in s.failures.iter().enumerate() {
         let key = format!("failures[{i}]");
         let kind = f.kind.unwrap_or(FailureKind::Down);
-        let fault = check_kind_keys(f, &key, kind)?;
+        let fault = check_kind_keys(f, &key, kind, s.topology.link_rate.value)?;
         let mut rng = Rng::new(s.seed, StreamTag::Failure, i as u64);
         let start = f.at.as_ref().map(|t| t.value).unwrap_or(SimTime::ZERO);
         let duration = f.duration.as_ref().map(|t| t.value);
@@ -169,7 +176,9 @@ pub fn plan(s: &Scenario, net: &Network) -> Result<Vec<FailurePlan>, ScenarioErr
             plans.push(FailurePlan {
                 fault,
                 ports,
-                start: start + SimTime(stagger.ps() * j as u64),
+                // Saturating by design: a target staggered past the clock's end never fails
+                // (every time beyond the horizon is the same), instead of wrapping to an early time.
+                start: SimTime(start.ps().saturating_add(stagger.ps().saturating_mul(j as u64))),
                 duration,
                 every,
                 remaining: f.times,
@@ -204,7 +213,7 @@ pub fn apply_rate_overrides(s: &Scenario, net: &mut Network) -> Result<(), Scena
                 );
             }
         }
-        let Fault::Degrade(rate) = check_kind_keys(f, &key, FailureKind::Degrade)? else {
+        let Fault::Degrade(rate) = check_kind_keys(f, &key, FailureKind::Degrade, s.topology.link_rate.value)? else {
             unreachable!("degrade checked")
         };
         let mut rng = Rng::new(s.seed, StreamTag::Asymmetry, i as u64);

@@ -62,8 +62,12 @@ pub struct Scenario {
     pub preset: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(deserialize_with = "seed")]
     pub seed: u64,
     pub stop_at: Time,
+    /// Stop early when no payload arrives for this many RTOs while started
+    /// flows are unfinished (after failures settle); 0: never.
+    pub stall_rtos: u32,
     pub topology: Topology,
     pub packet: PacketSizes,
     pub queue: Queue,
@@ -224,6 +228,37 @@ pub struct Observe {
     pub rtt: bool,
 }
 
+/// `seed`: TOML integers are 64-bit signed, so a seed is 0 ..= i64::MAX
+/// (serde's own message would say "u64").
+fn seed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    struct V;
+    const WANT: &str = "an integer from 0 to 9223372036854775807";
+    impl serde::de::Visitor<'_> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(WANT)
+        }
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<u64, E> {
+            u64::try_from(n).map_err(|_| E::custom(format!("must be {WANT}, got {n}")))
+        }
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<u64, E> {
+            match i64::try_from(n) {
+                Ok(_) => Ok(n),
+                Err(_) => Err(E::custom(format!("must be {WANT} (TOML's largest integer), got {n}"))),
+            }
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<u64, E> {
+            Err(E::custom(format!(
+                "must be {WANT} (TOML's largest integer), got \"{s}\""
+            )))
+        }
+        fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<u64, E> {
+            Err(E::custom(format!("must be {WANT}, got {n}")))
+        }
+    }
+    d.deserialize_any(V)
+}
+
 /// Parse a value given on a command line: TOML syntax if it parses as a
 /// value ("8", "true", "[1,2]", "\"x\""), otherwise a bare string ("reps", "8MiB").
 pub fn parse_override_value(text: &str) -> toml::Value {
@@ -292,7 +327,9 @@ impl Scenario {
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             let msg = e.inner().to_string();
-            ScenarioError::new(if key == "." { String::new() } else { key }, msg.trim().to_string())
+            // toml ends its message with " in `key`": the error names the key already.
+            let msg = msg.trim().strip_suffix(&format!(" in `{key}`")).unwrap_or(msg.trim());
+            ScenarioError::new(if key == "." { String::new() } else { key }, msg.to_string())
         })?;
         scenario.check_keys()?;
         Ok(scenario)

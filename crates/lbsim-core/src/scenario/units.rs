@@ -8,6 +8,20 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+/// The largest time a scenario may give: 10^6 s (10^18 ps, about 11.6 days).
+/// The engine's clock is a u64 of picoseconds (at most about 1.8·10^7 s); this
+/// bound leaves room for sums of a few times (a start plus a duration plus a
+/// horizon) without overflow.
+pub const MAX_TIME: SimTime = SimTime(1_000_000_000_000_000_000);
+/// The slowest and fastest link rates: 1 kb/s and 1 Pb/s. Within them a
+/// packet's serialization is at least 1 ps and bytes-in-time products fit.
+pub const MIN_RATE: Rate = Rate(1_000);
+pub const MAX_RATE: Rate = Rate(1_000_000_000_000_000);
+/// The largest amount of data: 2^50 bytes (1 PiB). Far beyond what fits in
+/// memory as packets (see docs/scenarios.md, "Limits"); sums of many such
+/// amounts stay within the engine's u64 byte counters.
+pub const MAX_BYTES: u64 = 1 << 50;
+
 fn split_unit(s: &str) -> (f64, &str) {
     let s = s.trim();
     let idx = s
@@ -42,7 +56,13 @@ pub fn parse_time(s: &str) -> Result<SimTime, String> {
     if !n.is_finite() || n < 0.0 {
         return Err(format!("expected a non-negative time such as \"500ns\"; got \"{s}\""));
     }
-    Ok(SimTime((n * scale).round() as u64))
+    let ps = (n * scale).round();
+    if ps > MAX_TIME.0 as f64 {
+        return Err(format!(
+            "\"{s}\" is longer than the largest time lbsim simulates (1000000s)"
+        ));
+    }
+    Ok(SimTime(ps as u64))
 }
 
 /// A link rate such as "400Gbps" or "100Gbps".
@@ -69,7 +89,13 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if !n.is_finite() || n <= 0.0 {
         return Err(format!("expected a positive rate such as \"400Gbps\"; got \"{s}\""));
     }
-    Ok(Rate((n * scale).round() as u64))
+    let bps = (n * scale).round();
+    if bps < MIN_RATE.0 as f64 || bps > MAX_RATE.0 as f64 {
+        return Err(format!(
+            "\"{s}\" is outside the rates lbsim simulates (1Kbps to 1000Tbps)"
+        ));
+    }
+    Ok(Rate(bps as u64))
 }
 
 /// An amount of data: bytes ("4096B", "8MiB", or a bare integer), packets
@@ -96,7 +122,7 @@ pub fn parse_amount(s: &str) -> Result<AmountValue, String> {
             "expected an amount such as \"8MiB\", \"101pkt\", \"1.5bdp\" or \"20%\"; got \"{s}\""
         ));
     }
-    let bytes = |k: f64| Ok(AmountValue::Bytes((n * k).round() as u64));
+    let bytes = |k: f64| whole_bytes(n * k, s).map(AmountValue::Bytes);
     match unit {
         "" | "B" => bytes(1.0),
         "KB" | "kB" => bytes(1e3),
@@ -105,28 +131,53 @@ pub fn parse_amount(s: &str) -> Result<AmountValue, String> {
         "KiB" => bytes(1024.0),
         "MiB" => bytes(1024.0 * 1024.0),
         "GiB" => bytes(1024.0 * 1024.0 * 1024.0),
-        "pkt" | "pkts" => Ok(AmountValue::Packets(n)),
-        "bdp" | "BDP" => Ok(AmountValue::Bdp(n)),
-        "%" => Ok(AmountValue::Percent(n)),
+        "pkt" | "pkts" if n <= MAX_BYTES as f64 => Ok(AmountValue::Packets(n)),
+        "bdp" | "BDP" if n <= MAX_BYTES as f64 => Ok(AmountValue::Bdp(n)),
+        "pkt" | "pkts" | "bdp" | "BDP" => Err(too_much(s)),
+        "%" if n <= 100.0 => Ok(AmountValue::Percent(n)),
+        "%" => Err(format!("\"{s}\": a percentage must be between 0% and 100%")),
         _ => Err(format!(
             "unknown unit \"{unit}\" in \"{s}\"; use B, KiB, MiB, GiB, KB, MB, GB, pkt, bdp or %"
         )),
     }
 }
 
+fn too_much(s: &str) -> String {
+    format!("\"{s}\" is more than the largest amount lbsim simulates (1PiB, 2^50 bytes)")
+}
+
+/// A byte count written with a unit: a whole number of bytes, at most `MAX_BYTES`.
+fn whole_bytes(b: f64, s: &str) -> Result<u64, String> {
+    if b > MAX_BYTES as f64 {
+        return Err(too_much(s));
+    }
+    // Decimal fractions of a unit ("1.5KB", "0.1MB") are whole bytes up to float rounding.
+    if (b - b.round()).abs() > 1e-6 * b.max(1.0) {
+        return Err(format!("\"{s}\" is {b} bytes, not a whole number of bytes"));
+    }
+    Ok(b.round() as u64)
+}
+
 impl Amount {
     /// Resolve to bytes. `pkt` is a full packet, `bdp` the network's BDP,
     /// `percent_of` the reference for percentages (None where they make no sense).
     pub fn bytes(&self, pkt: u64, bdp: u64, percent_of: Option<u64>) -> Result<u64, String> {
-        Ok(match self.value {
-            AmountValue::Bytes(b) => b,
-            AmountValue::Packets(p) => (p * pkt as f64).round() as u64,
-            AmountValue::Bdp(x) => (x * bdp as f64).round() as u64,
+        let b = match self.value {
+            AmountValue::Bytes(b) => return Ok(b),
+            AmountValue::Packets(p) => p * pkt as f64,
+            AmountValue::Bdp(x) => x * bdp as f64,
             AmountValue::Percent(x) => match percent_of {
-                Some(r) => (x / 100.0 * r as f64).round() as u64,
+                Some(r) => x / 100.0 * r as f64,
                 None => return Err(format!("\"{}\": a percentage is not meaningful here", self.text)),
             },
-        })
+        };
+        if b.round() > MAX_BYTES as f64 {
+            return Err(format!(
+                "\"{}\" is {b:.0} bytes here, more than the largest amount lbsim simulates (1PiB)",
+                self.text
+            ));
+        }
+        Ok(b.round() as u64)
     }
 }
 
@@ -227,6 +278,37 @@ mod tests {
         assert_eq!(parse_amount("101pkt").unwrap(), AmountValue::Packets(101.0));
         assert_eq!(parse_amount("1.5bdp").unwrap(), AmountValue::Bdp(1.5));
         assert!(parse_amount("3 parsecs").is_err());
+    }
+
+    /// Issue 20, defect 2: values beyond the engine's integer types were cast
+    /// (saturating) and then wrapped in arithmetic; they are refused at the
+    /// boundary, which itself is accepted.
+    #[test]
+    fn quantities_are_checked_against_the_engines_ranges() {
+        assert_eq!(parse_time("1000000s").unwrap(), MAX_TIME);
+        for t in ["1000000.001s", "20000000s", "6148914.69124s", "1e30s"] {
+            let e = parse_time(t).unwrap_err();
+            assert!(e.contains("largest time"), "{t}: {e}");
+        }
+        assert_eq!(parse_rate("1000Tbps").unwrap(), MAX_RATE);
+        assert_eq!(parse_rate("1Kbps").unwrap(), MIN_RATE);
+        for r in ["1e30Gbps", "1001Tbps", "999bps", "0.5bps"] {
+            assert!(parse_rate(r).unwrap_err().contains("outside"), "{r}");
+        }
+        assert_eq!(parse_amount("1048576GiB").unwrap(), AmountValue::Bytes(MAX_BYTES));
+        for a in ["1048577GiB", "1e30B", "1e30pkt", "1e16bdp"] {
+            assert!(parse_amount(a).unwrap_err().contains("largest amount"), "{a}");
+        }
+        // Fractional bytes are refused; decimal fractions of a unit that are whole bytes are not.
+        assert!(parse_amount("1.5B").unwrap_err().contains("whole number"));
+        assert!(parse_amount("0.3KiB").unwrap_err().contains("whole number"));
+        assert_eq!(parse_amount("1.5KB").unwrap(), AmountValue::Bytes(1500));
+        assert_eq!(parse_amount("0.1MB").unwrap(), AmountValue::Bytes(100_000));
+        assert_eq!(parse_amount("100%").unwrap(), AmountValue::Percent(100.0));
+        assert!(parse_amount("150%").unwrap_err().contains("between 0% and 100%"));
+        // Relative amounts resolve within range or say so.
+        let a = Amount::new("1000000bdp");
+        assert!(a.bytes(4096, 1 << 40, None).unwrap_err().contains("largest amount"));
     }
 }
 

@@ -4,6 +4,7 @@
 //! one byte. The built-in tables and their origin: `data/flow_cdfs/README.md`.
 
 use crate::rng::Rng;
+use crate::scenario::units::MAX_BYTES;
 
 /// A CDF: sizes in bytes with their cumulative percent, both strictly increasing, from (0, 0) to (max, 100).
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +43,7 @@ impl SizeCdf {
     /// Parse `<bytes> <percent>` lines; errors name the line.
     pub fn parse(text: &str) -> Result<SizeCdf, String> {
         let mut points: Vec<(f64, f64)> = Vec::new();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -58,6 +60,12 @@ impl SizeCdf {
                     i + 1
                 ));
             };
+            if !(v.is_finite() && p.is_finite()) || v > MAX_BYTES as f64 || p > 100.0 {
+                return Err(format!(
+                    "line {}: sizes must be at most 1PiB and percentages at most 100, got \"{line}\"",
+                    i + 1
+                ));
+            }
             if let Some(&(pv, pp)) = points.last() {
                 if v <= pv || p <= pp {
                     return Err(format!("line {}: sizes and percentages must both increase", i + 1));
@@ -81,6 +89,11 @@ impl SizeCdf {
         let (v1, p1) = self.points[i];
         let size = v0 + (u - p0) / (p1 - p0) * (v1 - v0);
         (size as u64).max(1)
+    }
+
+    /// The largest size it draws.
+    pub fn max(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.0)
     }
 
     /// The mean of the interpolated distribution (trapezoid per segment).

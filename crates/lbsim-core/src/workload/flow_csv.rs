@@ -2,6 +2,7 @@
 //! optional dependencies between flows and collective step numbers.
 
 use super::Traffic;
+use crate::scenario::units::{MAX_BYTES, MAX_TIME};
 use crate::scenario::ScenarioError;
 use crate::time::SimTime;
 use crate::transport::FlowSpec;
@@ -23,6 +24,8 @@ pub(super) fn read(file: &str, base_dir: Option<&Path>, hosts: u32) -> Result<Tr
 /// only) whose data must arrive before this flow starts, separated by `;`,
 /// and `step`: a collective step number to report times by.
 pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Traffic, String> {
+    // Spreadsheets save "CSV UTF-8" with a byte-order mark: it is not part of the first column's name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
@@ -113,6 +116,11 @@ impl Row<'_> {
         if size == 0 {
             return Err(format!("line {ln}: size_bytes must be positive"));
         }
+        if size > MAX_BYTES {
+            return Err(format!(
+                "line {ln}: size_bytes {size} is more than the largest amount lbsim simulates (1PiB)"
+            ));
+        }
         let us: f64 = self
             .get(c.start, "start_us")?
             .parse()
@@ -120,6 +128,11 @@ impl Row<'_> {
         // NaN is rejected too.
         if us.is_nan() || us < 0.0 {
             return Err(format!("line {ln}: start_us must be >= 0"));
+        }
+        if us * 1e6 > MAX_TIME.ps() as f64 {
+            return Err(format!(
+                "line {ln}: start_us {us} is later than the largest time lbsim simulates (1000000s)"
+            ));
         }
         Ok(FlowSpec {
             src,

@@ -11,6 +11,7 @@ pub mod collective;
 mod flow_csv;
 mod incast;
 mod permutation;
+pub mod shape;
 mod trace;
 
 pub use flow_csv::parse_flow_csv;

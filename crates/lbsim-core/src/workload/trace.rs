@@ -76,7 +76,7 @@ pub fn trace(cdf: &SizeCdf, p: &TraceParams, seed: u64) -> Vec<FlowSpec> {
 }
 
 /// `workload.cdf`: a built-in distribution, else a CDF file (relative to `base_dir`).
-fn size_cdf(name: &str, base_dir: Option<&Path>) -> Result<SizeCdf, ScenarioError> {
+pub(crate) fn size_cdf(name: &str, base_dir: Option<&Path>) -> Result<SizeCdf, ScenarioError> {
     if let Some(c) = SizeCdf::builtin(name) {
         return Ok(c);
     }

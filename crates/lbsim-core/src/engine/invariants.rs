@@ -1,0 +1,183 @@
+//! Invariants every finished run must satisfy, checked once at its end from
+//! counters the engine keeps anyway (nothing on the hot path):
+//!
+//! - packet conservation: every packet a host or switch made was delivered
+//!   to a host, dropped (congestion or failure) or is still in the network,
+//!   and no more packets of a kind were counted than were sent;
+//! - payload: no receiver got more payload than the workload has, the
+//!   finished flows' bytes all arrived, and when every flow finished exactly
+//!   the workload's bytes arrived, each data packet once;
+//! - each flow: it finished at its receiver only after it started, at its
+//!   sender only after its receiver, and never faster than physics allows
+//!   (`Fastest`); the finished counts agree with the flows;
+//! - queues: no switch queue ever held more data than its capacity.
+//!
+//! A violation is an engine bug, never a scenario's fault: `lbsim_core::run`
+//! panics with the violations and every counter, so it cannot go unnoticed.
+
+use super::Simulation;
+use crate::net::queue::QueueDiscipline;
+use crate::net::Node;
+use crate::time::{Rate, SimTime};
+use crate::transport::{Flow, Receive};
+
+/// The fastest any flow can complete. Not the ideal (`Network::ideal_fct`,
+/// one path, store and forward): a sprayed flow's short last packet may
+/// overtake the full one before it on another path and land up to one
+/// serialization per hop earlier (tests/collectives.rs). What no path choice
+/// beats: the sender's NIC serializes every packet, then the last packet
+/// (or the one before it) still crosses every further hop at the fastest rate
+/// of the tree, with the smallest latencies.
+struct Fastest {
+    rate: Rate,
+    to_host: SimTime,
+    to_switch: SimTime,
+}
+
+impl Fastest {
+    fn of_network(sim: &Simulation) -> Fastest {
+        let mut f = Fastest {
+            rate: Rate(1),
+            to_host: SimTime::MAX,
+            to_switch: SimTime::MAX,
+        };
+        for p in &sim.net.ports {
+            f.rate = f.rate.max(p.rate).max(p.base_rate);
+            match p.to {
+                Node::Host(_) => f.to_host = f.to_host.min(p.latency),
+                Node::Switch(_) => f.to_switch = f.to_switch.min(p.latency),
+            }
+        }
+        f
+    }
+
+    fn of(&self, sim: &Simulation, flow: &Flow) -> SimTime {
+        let sh = &sim.net.shape;
+        let (a, b) = (flow.spec.src / sh.hosts_per_tor, flow.spec.dst / sh.hosts_per_tor);
+        let per_pod = sh.tors_per_pod.max(1);
+        let links: u64 = match () {
+            _ if a == b => 2,
+            _ if sh.tiers == 2 || a / per_pod == b / per_pod => 4,
+            _ => 6,
+        };
+        let n = flow.tx.npkts as u64;
+        let ser = |bytes: u32| self.rate.serialization(bytes as u64).ps();
+        let (full, last) = (ser(flow.tx.wire_size(0)), ser(flow.tx.wire_size(flow.tx.npkts - 1)));
+        let latency = self.to_host.ps() + (links - 1) * self.to_switch.ps();
+        let nic_all = (n - 1) * full + last;
+        let last_through = nic_all + (links - 1) * last;
+        let before_last = if n >= 2 { (n - 1) * full + (links - 1) * full } else { 0 };
+        SimTime(last_through.max(before_last) + latency)
+    }
+}
+
+impl Simulation {
+    /// Every invariant that does not hold, in words (empty: all hold).
+    pub fn invariant_violations(&self) -> Vec<String> {
+        let mut bad = Vec::new();
+        let c = &self.counters;
+        let live = self.pool.live() as u64;
+        let accounted = c.delivered + c.drops_congestion + c.drops_failure + live;
+        if c.packets_sent != accounted {
+            bad.push(format!(
+                "packets: {} sent but {} delivered + {} congestion drops + {} failure drops + {live} in the network = {accounted}",
+                c.packets_sent, c.delivered, c.drops_congestion, c.drops_failure
+            ));
+        }
+        let by_kind = c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent + c.rts_sent;
+        if by_kind > c.packets_sent {
+            bad.push(format!(
+                "packets: {by_kind} counted by kind but only {} sent",
+                c.packets_sent
+            ));
+        }
+        if c.retransmissions > c.data_sent {
+            bad.push(format!(
+                "packets: {} retransmissions among {} data packets",
+                c.retransmissions, c.data_sent
+            ));
+        }
+
+        let fastest = Fastest::of_network(self);
+        let (mut rx_done, mut tx_done, mut finished_bytes) = (0usize, 0usize, 0u64);
+        for (i, f) in self.flows.iter().enumerate() {
+            let rx = f.rx.finish();
+            if let Some(t) = rx {
+                rx_done += 1;
+                finished_bytes += f.spec.size;
+                if !f.tx.active {
+                    bad.push(format!("flow {i}: finished at its receiver but never started"));
+                } else if t < f.started_at {
+                    bad.push(format!(
+                        "flow {i}: finished at {t} before it started at {}",
+                        f.started_at
+                    ));
+                } else if t - f.started_at < fastest.of(self, f) {
+                    bad.push(format!(
+                        "flow {i}: completion time {} below the fastest possible {} (ideal {}; {} B from h{} to h{})",
+                        t - f.started_at,
+                        fastest.of(self, f),
+                        f.ideal,
+                        f.spec.size,
+                        f.spec.src,
+                        f.spec.dst
+                    ));
+                }
+            }
+            if let Some(t) = f.tx.finish {
+                tx_done += 1;
+                match rx {
+                    None => bad.push(format!("flow {i}: its sender finished but its receiver lacks data")),
+                    Some(r) if t < r => bad.push(format!(
+                        "flow {i}: its sender finished at {t}, before its receiver at {r}"
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+        if rx_done != self.flows_done || tx_done != self.senders_done {
+            bad.push(format!(
+                "flows: {rx_done} finished at their receivers and {tx_done} at their senders, but the engine counted {} and {}",
+                self.flows_done, self.senders_done
+            ));
+        }
+        let delivered = c.payload_delivered;
+        if delivered > self.total_bytes || delivered < finished_bytes {
+            bad.push(format!(
+                "payload: {delivered} B delivered, but the finished flows hold {finished_bytes} B of a workload of {} B",
+                self.total_bytes
+            ));
+        }
+        if rx_done == self.flows.len() && delivered != self.total_bytes {
+            bad.push(format!(
+                "payload: every flow finished, yet {delivered} B arrived of the workload's {} B",
+                self.total_bytes
+            ));
+        }
+
+        for p in &self.net.ports {
+            let max = p.queue.stats().max_bytes;
+            if matches!(p.from, Node::Switch(_)) && max > self.params.queue_bytes {
+                bad.push(format!(
+                    "queue {}: held {max} B of data, above its capacity of {} B",
+                    p.name, self.params.queue_bytes
+                ));
+            }
+        }
+        bad
+    }
+
+    /// Panic with the violations and the counters if any invariant fails.
+    pub fn assert_invariants(&self) {
+        let bad = self.invariant_violations();
+        if !bad.is_empty() {
+            panic!(
+                "lbsim engine bug: {} invariant(s) violated at the end of the run (please report it with the scenario):\n  {}\ncounters: {:?}\npackets in the network: {}",
+                bad.len(),
+                bad.join("\n  "),
+                self.counters,
+                self.pool.live()
+            );
+        }
+    }
+}

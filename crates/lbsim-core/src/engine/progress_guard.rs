@@ -1,0 +1,118 @@
+//! The no-progress guard: a run whose flows can never finish (every uplink
+//! of a ToR down with `allow_disconnect`, a link losing every packet, a
+//! route that never converges) would retransmit until `stop_at`, so its wall
+//! time would grow with the horizon. The guard stops it instead, with
+//! `StopReason::NoProgress`, once no payload has reached any receiver for
+//! `stall_rtos` × RTO of simulated time while some started flow is
+//! unfinished, counted from the last moment a failure could still change the
+//! network (its last transition plus routing convergence).
+//!
+//! It looks every `CHECK_EVERY` events, riding on the loop's existing
+//! event-count comparison, so the hot path pays nothing; being counted in
+//! events, it stops a given run at the same point every time.
+
+use super::{Simulation, StopReason};
+use crate::failure::FailurePlan;
+use crate::time::SimTime;
+
+/// Events between two looks.
+pub(super) const CHECK_EVERY: u64 = 1 << 14;
+
+#[derive(Clone, Debug)]
+pub(super) struct ProgressGuard {
+    /// How long without payload delivered counts as stuck; None: never stop.
+    window: Option<SimTime>,
+    /// Failures change the network until then (SimTime::MAX: recurring for ever).
+    quiet_after: SimTime,
+    /// The event count of the next look.
+    pub(super) next_check: u64,
+    last_delivered: u64,
+    last_progress: SimTime,
+}
+
+impl ProgressGuard {
+    pub(super) fn new(window: Option<SimTime>) -> Self {
+        ProgressGuard {
+            window,
+            quiet_after: SimTime::ZERO,
+            next_check: if window.is_some() { CHECK_EVERY } else { u64::MAX },
+            last_delivered: 0,
+            last_progress: SimTime::ZERO,
+        }
+    }
+
+    /// The last time `plans` change a link, plus routing's lag behind it.
+    pub(super) fn set_failures(&mut self, plans: &[FailurePlan], convergence: Option<SimTime>) {
+        let lag = convergence.unwrap_or(SimTime::ZERO).ps();
+        let last = plans.iter().map(|p| {
+            let d = p.duration.map_or(0, |d| d.ps());
+            match (p.every, p.remaining) {
+                (None, _) => p.start.ps().saturating_add(d),
+                (Some(e), Some(n)) => p
+                    .start
+                    .ps()
+                    .saturating_add(e.ps().saturating_mul(n as u64 - 1))
+                    .saturating_add(d),
+                (Some(_), None) => u64::MAX,
+            }
+        });
+        self.quiet_after = SimTime(last.max().unwrap_or(0).saturating_add(lag));
+    }
+}
+
+impl Simulation {
+    /// Stop when no payload arrives for `window` while flows are stuck
+    /// (None: never). Call after `set_failures`: the window counts from the
+    /// last failure change plus routing convergence.
+    pub fn set_stall_window(&mut self, window: Option<SimTime>) {
+        let mut g = ProgressGuard::new(window);
+        g.set_failures(&self.failures, self.convergence);
+        g.next_check = match window {
+            Some(_) => self.counters.events.saturating_add(CHECK_EVERY),
+            None => u64::MAX,
+        };
+        self.guard = g;
+    }
+
+    /// The guard's look: None to go on, Some(NoProgress) when stuck.
+    #[cold]
+    pub(super) fn check_progress(&mut self) -> Option<StopReason> {
+        let g = &mut self.guard;
+        g.next_check = self.counters.events.saturating_add(CHECK_EVERY);
+        let window = g.window?;
+        if self.counters.payload_delivered != g.last_delivered {
+            g.last_delivered = self.counters.payload_delivered;
+            g.last_progress = self.now;
+            return None;
+        }
+        let since = g.last_progress.max(g.quiet_after);
+        if self.now.ps() < since.ps().saturating_add(window.ps()) {
+            return None;
+        }
+        // Only started, unfinished flows can be stuck; an idle gap between arrivals is not.
+        let stuck = self.flows.iter().any(|f| f.tx.active && !f.is_done());
+        stuck.then_some(StopReason::NoProgress)
+    }
+
+    /// Why the guard stopped the run, in words (None if it did not).
+    pub fn no_progress_note(&self) -> Option<String> {
+        if self.stop_reason != Some(StopReason::NoProgress) {
+            return None;
+        }
+        let window = self.guard.window.unwrap_or(SimTime::ZERO);
+        let stuck = self.flows.iter().filter(|f| f.tx.active && !f.is_done()).count();
+        let waiting = self.flows.iter().filter(|f| !f.tx.active).count();
+        Some(format!(
+            "no progress: no data reached any receiver for {window} ({} RTOs of {}) after the last failure change, \
+             with {stuck} started flows unfinished{}; stopped at {}",
+            window.ps() / self.params.transport.rto.ps().max(1),
+            self.params.transport.rto,
+            if waiting > 0 {
+                format!(" and {waiting} never started")
+            } else {
+                String::new()
+            },
+            self.now
+        ))
+    }
+}

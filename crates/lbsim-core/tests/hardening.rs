@@ -1,0 +1,263 @@
+//! Issue 20 (hardening): each defect the issue lists, reproduced first and
+//! now refused, bounded or reported. The Python-side defects (sweep resume,
+//! output directories, binary files, sweep grids, plots) are in
+//! tests/python/test_hardening.py.
+
+mod common;
+use common::scenario;
+use lbsim_core::build::{self, Limits};
+use lbsim_core::table::Column;
+use lbsim_core::{run, Scenario, ScenarioError, StopReason};
+use std::time::Instant;
+
+/// 32 hosts on a 2-tier tree of radix 8: 8 ToRs of 4 hosts and 4 uplinks.
+const SMALL: &str = "preset = \"reps_artifact\"\n[topology]\nhosts = 32\nradix = 8\n";
+
+fn refused(toml: &str, overrides: &[(&str, &str)]) -> ScenarioError {
+    let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let s = match Scenario::from_toml_with(toml, &o) {
+        Err(e) => return e,
+        Ok(s) => s,
+    };
+    build::build(&s, None).err().expect("refused")
+}
+
+/// Defect 1: `validate` (a build) materialised the workload before anything
+/// else, so a huge one grew until the kernel killed it. Now the estimate
+/// refuses it first, at once, naming the key that makes it large.
+#[test]
+fn huge_workloads_are_refused_before_they_are_built() {
+    let t0 = Instant::now();
+    let e = refused("", &[("workload.size", "100GB")]);
+    assert_eq!(e.key, "workload.size", "{e}");
+    assert!(
+        e.message.contains("GiB of memory") && e.message.contains("max-memory"),
+        "{e}"
+    );
+    let e = refused("", &[("workload.size", "1e30B")]);
+    assert_eq!(e.key, "workload.size", "{e}");
+    let ring = "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\niterations = 100000000\n";
+    let e = refused(ring, &[]);
+    assert_eq!(e.key, "workload.iterations", "{e}");
+    let trace =
+        "[topology]\nhosts = 16\n[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 1.0\nduration = \"10s\"\n";
+    let e = refused(trace, &[]);
+    assert!(e.key == "workload.cdf" || e.key == "workload.duration", "{e}");
+    // A tree too large to hold is refused before it is built.
+    let e = refused("[topology]\ntiers = 3\nradix = 65536\nhosts = 4000000000\n", &[]);
+    assert_eq!(e.key, "topology.hosts", "{e}");
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "refusals take no time");
+    // The limit is the caller's: the default scenario fits 8 GiB but not 1 MiB.
+    let s = scenario("");
+    let (sim, est) = build::build_with(&s, None, &Limits::default()).unwrap();
+    assert_eq!(est.flows as usize, sim.flows.len());
+    assert!(est.bytes > 1e6 && est.bytes < 1e9, "{est:?}");
+    let e = build::build_with(&s, None, &Limits { max_memory: 1 << 20 })
+        .err()
+        .unwrap();
+    assert!(e.message.contains("1 MiB"), "{e}");
+}
+
+/// Defect 2: times beyond the u64 picosecond clock wrapped ("20000000s" of
+/// link latency gave the base RTT of 0 ns; a stagger of 6148914.69124 s put
+/// later picks at 10 us and 20 us). Parses are checked (units.rs tests);
+/// sums are checked before building; staggering saturates by design.
+#[test]
+fn times_that_would_overflow_are_refused_or_saturate() {
+    let e = refused("", &[("topology.link_latency", "20000000s")]);
+    assert_eq!(e.key, "topology.link_latency");
+    // Each value fits, the round trip does not: refused, naming the largest term.
+    let e = refused("", &[("topology.link_latency", "100000s")]);
+    assert_eq!(e.key, "topology.link_latency");
+    assert!(e.message.contains("round trip"), "{e}");
+    // At the boundary: a round trip just within the clock builds (8 links of 124960 s + 32.8 s serialization each).
+    let edge = "[topology]\nlink_rate = \"1Tbps\"\nswitch_latency = \"0ns\"\n[workload]\nkind = \"permutation\"\nsize = \"4KiB\"\n";
+    let e = refused(edge, &[("topology.link_latency", "124999.9999s")]);
+    assert_eq!(
+        e.key, "topology.link_latency",
+        "the BDP of such a round trip is beyond 1 PiB: {e}"
+    );
+    let slow = |lat: &str| {
+        let o = [
+            ("topology.link_latency".to_string(), lat.to_string()),
+            ("topology.link_rate".to_string(), "1Kbps".to_string()),
+        ];
+        build::build(&Scenario::from_toml_with(edge, &o).unwrap(), None)
+    };
+    if let Err(e) = slow("124960s") {
+        panic!("{e}");
+    }
+    assert_eq!(slow("125000s").err().unwrap().key, "topology.link_latency");
+    // A queue whose drain per hop makes the automatic RTO overflow.
+    let e = refused(
+        "[transport]\nrto = \"auto\"\n[topology]\nlink_rate = \"1Kbps\"\n[queue]\ncapacity = \"1000000000000B\"\n",
+        &[],
+    );
+    assert!(e.key == "queue.capacity" || e.key.starts_with("topology."), "{e}");
+    // Staggered picks past the clock's end never fail instead of wrapping to early times.
+    let s = scenario(&format!(
+        "{SMALL}[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n\
+         [[failures]]\nlinks = \"fabric\"\ncount = 20\nkind = \"loss\"\nloss = 0.001\nat = \"10us\"\nstagger = \"999999s\"\n"
+    ));
+    let out = run(&s, None).unwrap();
+    let t = out.tables.iter().find(|t| t.name == "failures").unwrap();
+    let Some(Column::F64(start)) = t.column("start_us") else {
+        panic!()
+    };
+    assert_eq!(start.len(), 20);
+    assert!(
+        start.windows(2).all(|w| w[0] <= w[1]),
+        "no pick wraps to an earlier time: {start:?}"
+    );
+    assert_eq!(start[0], 10.0);
+}
+
+/// Defect 7: flows that can never finish (a ToR cut off, a link losing
+/// every packet) retransmitted until `stop_at`, so a far horizon was a hang.
+/// The guard stops them and says why; results stay deterministic.
+#[test]
+fn stuck_flows_stop_with_the_reason() {
+    let cut_off = format!(
+        "stop_at = \"1000000s\"\n{SMALL}[workload]\nkind = \"permutation\"\nsize = \"256KiB\"\n\
+         [[failures]]\nlinks = \"tor_uplinks\"\nof = \"t0_0\"\nfraction = 1.0\nallow_disconnect = true\nat = \"5us\"\n"
+    );
+    let t0 = Instant::now();
+    let out = run(&scenario(&cut_off), None).unwrap();
+    assert!(t0.elapsed().as_secs_f64() < 30.0, "stopped long before the horizon");
+    assert_eq!(out.stop_reason, StopReason::NoProgress);
+    assert!(out.summary.unfinished_flows > 0 && out.summary.stopped_early);
+    let note = out.stop_note.as_deref().unwrap();
+    assert!(note.contains("no progress") && note.contains("unfinished"), "{note}");
+    // The window is stall_rtos RTOs after the failure and routing convergence (10 ms).
+    assert!(out.summary.sim_end_us > 10_000.0, "{}", out.summary.sim_end_us);
+    let again = run(&scenario(&cut_off), None).unwrap();
+    assert_eq!(
+        (again.summary.sim_end_us, again.counters),
+        (out.summary.sim_end_us, out.counters)
+    );
+    // A link that loses every packet, for good, on every route to a host.
+    let lossy = format!(
+        "stop_at = \"1000s\"\n{SMALL}[workload]\nkind = \"incast\"\nsenders = 4\nsize = \"64KiB\"\n\
+         [[failures]]\nlink = \"t0_0->h0\"\nkind = \"loss\"\nloss = 1.0\n"
+    );
+    let out = run(&scenario(&lossy), None).unwrap();
+    assert_eq!(out.stop_reason, StopReason::NoProgress);
+    // stall_rtos = 0 turns the guard off: the run goes to its horizon.
+    let off = run(&scenario(&format!("{lossy}")).with_stall(0, "2ms"), None).unwrap();
+    assert_eq!(off.stop_reason, StopReason::Horizon);
+    // A failure that recovers is waited for: its flows finish.
+    let heals = format!(
+        "{SMALL}[workload]\nkind = \"incast\"\nsenders = 4\nsize = \"64KiB\"\n\
+         [[failures]]\nlink = \"t0_0->h0\"\nkind = \"loss\"\nloss = 1.0\nduration = \"200ms\"\n"
+    );
+    let out = run(&scenario(&heals), None).unwrap();
+    assert_eq!(
+        (out.stop_reason, out.summary.unfinished_flows),
+        (StopReason::Drained, 0)
+    );
+}
+
+trait WithStall {
+    fn with_stall(self, rtos: u32, stop_at: &str) -> Scenario;
+}
+impl WithStall for Scenario {
+    fn with_stall(self, rtos: u32, stop_at: &str) -> Scenario {
+        let o = [
+            ("stall_rtos".to_string(), rtos.to_string()),
+            ("stop_at".to_string(), stop_at.to_string()),
+        ];
+        Scenario::from_toml_with(&self.to_toml(), &o).unwrap()
+    }
+}
+
+/// Defect 8: accepted nonsense, each now refused naming its key.
+#[test]
+fn nonsense_is_refused_naming_its_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("queue.ecn_kmax", "150%", "queue.ecn_kmax"),
+        ("packet.ack", "8000B", "packet.ack"),
+        ("cc.initial_cwnd", "3bdp", "cc.initial_cwnd"),
+        ("workload.size", "1.5B", "workload.size"),
+        ("topology.link_rate", "1e30Gbps", "topology.link_rate"),
+        ("topology.uplinks_per_tor", "100", "topology.uplinks_per_tor"),
+        ("seed", "18446744073709551615", "seed"),
+    ];
+    for &(key, value, want) in cases {
+        let e = refused("", &[(key, value)]);
+        assert_eq!(e.key, want, "{key} = {value}: {e}");
+    }
+    let e = refused("", &[("seed", "18446744073709551615")]);
+    assert!(
+        e.message.contains("9223372036854775807") && !e.message.contains("u64"),
+        "{e}"
+    );
+    let e = refused(
+        "[[failures]]\nlink = \"t0_0->t1_0\"\nkind = \"degrade\"\nrate = \"800Gbps\"\n",
+        &[],
+    );
+    assert_eq!(e.key, "failures[0].rate", "{e}");
+    let e = refused("[[rate_overrides]]\nlink = \"t0_0->t1_0\"\nrate = \"800Gbps\"\n", &[]);
+    assert_eq!(e.key, "rate_overrides[0].rate", "{e}");
+    // One ACK per 200 packets with no flush timer: no flow longer than a window could finish.
+    let e = refused("", &[("transport.ack_ratio", "200"), ("transport.ack_delay", "never")]);
+    assert_eq!(e.key, "transport.ack_ratio", "{e}");
+    assert!(e.message.contains("ack_delay"), "{e}");
+    // With a flush timer it is fine.
+    assert!(build::build(
+        &Scenario::from_toml_with("", &[("transport.ack_ratio".into(), "200".into())]).unwrap(),
+        None
+    )
+    .is_ok());
+}
+
+/// A CSV saved with a UTF-8 byte-order mark (as spreadsheets do) is accepted.
+#[test]
+fn flow_csv_with_a_byte_order_mark_is_read() {
+    let t = lbsim_core::workload::parse_flow_csv("\u{feff}src,dst,size_bytes,start_us\n0,1,1000,0\n", 4).unwrap();
+    assert_eq!(t.flows.len(), 1);
+    let cdf = lbsim_core::workload::cdf::SizeCdf::parse("\u{feff}0 0\n1000 100\n").unwrap();
+    assert_eq!(cdf.max(), 1000.0);
+}
+
+/// The invariants hold on real runs and catch a broken counter.
+#[test]
+fn invariants_hold_and_catch_a_broken_counter() {
+    let s = scenario(&format!(
+        "{SMALL}[workload]\nkind = \"permutation\"\nsize = \"256KiB\"\n"
+    ));
+    let mut sim = build::build(&s, None).unwrap();
+    sim.run();
+    assert_eq!(sim.invariant_violations(), Vec::<String>::new());
+    sim.counters.delivered += 1;
+    let bad = sim.invariant_violations();
+    assert!(bad.len() == 1 && bad[0].starts_with("packets:"), "{bad:?}");
+    sim.counters.delivered -= 1;
+    sim.counters.payload_delivered += 1;
+    assert!(sim.invariant_violations()[0].starts_with("payload:"));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.assert_invariants()));
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("engine bug") && msg.contains("counters"), "{msg}");
+}
+
+/// Defect 4 (the Rust side): writing a run into a directory that holds an
+/// earlier one replaces it whole; a directory holding anything else is refused.
+#[test]
+fn a_rerun_replaces_the_earlier_run_whole() {
+    let dir = std::env::temp_dir().join(format!("lbsim-h20-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let base = format!("{SMALL}[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n");
+    let with_ports = scenario(&format!("{base}[observe]\nports = [\"t0_0\"]\n"));
+    run(&with_ports, None).unwrap().write_dir(&dir).unwrap();
+    assert!(dir.join("ports.csv").is_file());
+    run(&scenario(&base), None).unwrap().write_dir(&dir).unwrap();
+    assert!(!dir.join("ports.csv").exists(), "no table of the earlier run is left");
+    assert!(dir.join("flows.csv").is_file() && dir.join("summary.json").is_file());
+    let other = dir.join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let e = lbsim_core::check_output_dir(&other).unwrap_err();
+    assert!(e.contains("not an lbsim run"), "{e}");
+    let e = lbsim_core::check_output_dir(&other.join("notes.txt").join("run")).unwrap_err();
+    assert!(e.contains("is a file"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
