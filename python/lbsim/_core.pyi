@@ -14,6 +14,7 @@ def validate(
     text: str,
     overrides: list[tuple[str, str]] = ...,
     base_dir: str | PathLike[str] | None = None,
+    max_memory: int | None = None,
 ) -> tuple[str, dict[str, Any]]: ...
 def run(
     text: str,
@@ -23,8 +24,10 @@ def run(
     progress: Callable[[float, float, int, int, int, int, int], object] | None = None,
     every: int = 65536,
     interval: float = 0.1,
+    max_memory: int | None = None,
 ) -> dict[str, Any]: ...
 def preset_names() -> list[str]: ...
+def builtin_cdfs() -> list[str]: ...
 def load_balancers() -> list[dict[str, str]]: ...
 
 # The engine's unit parsers; bad text raises lbsim.errors.UnitError.

@@ -17,13 +17,29 @@ from ._toml import literal
 __all__ = ["run_task"]
 
 
+class _Deadline:
+    """A progress callback that cancels the run once its wall-clock time is up."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.expired = False
+        self.now_us = 0.0
+
+    def __call__(self, now_us: float, *_: object) -> bool:
+        self.now_us = now_us
+        if time.monotonic() > self.end:
+            self.expired = True
+        return not self.expired
+
+
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
     """Run one resolved scenario.
 
-    ``task``: ``key``, ``toml`` (the resolved scenario) and ``files`` (the
-    content of files it reads, by the path text written in the scenario; they
+    ``task``: ``key``, ``toml`` (the resolved scenario), ``files`` (the
+    content of files it reads, by scenario key: ``(path text, bytes)``; they
     are written to a temporary folder here so workers need no shared file
-    system). Returns ``{"ok": True, "raw": <lbsim._core.run output>, ...}`` or
+    system), and optionally ``max_memory`` (bytes) and ``timeout`` (seconds of
+    wall clock, after which the run is cancelled and reported failed). Returns ``{"ok": True, "raw": <lbsim._core.run output>, ...}`` or
     ``{"ok": False, "error": "..."}``; only an interrupt propagates.
     """
     t0 = time.perf_counter()
@@ -31,11 +47,21 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="lbsim-") as tmp:
             overrides: list[tuple[str, str]] = []
-            for i, (name, data) in enumerate(sorted(task.get("files", {}).items())):
+            for i, (key, (name, data)) in enumerate(sorted(task.get("files", {}).items())):
                 target = Path(tmp) / f"{i}_{Path(name).name}"
                 target.write_bytes(data)
-                overrides.append(("workload.file", literal(str(target))))
-            raw = _core.run(task["toml"], overrides, None, None)
+                overrides.append((key, literal(str(target))))
+            timeout = task.get("timeout")
+            watch = _Deadline(timeout) if timeout else None
+            raw = _core.run(task["toml"], overrides, None, watch, 1 << 16, 0.0, max_memory=task.get("max_memory"))
+            if watch is not None and watch.expired:
+                return {
+                    "ok": False,
+                    "error": f"timed out: the run took longer than {timeout:g} s of wall clock "
+                    f"(stopped at {watch.now_us:.1f} us of simulated time); raise timeout= / --timeout",
+                    "error_key": None,
+                    **info,
+                }
         return {"ok": True, "raw": raw, "worker_seconds": time.perf_counter() - t0, **info}
     except (KeyboardInterrupt, SystemExit):
         raise

@@ -78,10 +78,20 @@ def _parser() -> argparse.ArgumentParser:
             help="override a scenario key, e.g. --set lb.kind=ops --set workload.size=1MiB",
         )
 
+    def add_memory(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--max-memory",
+            metavar="SIZE",
+            help="refuse a run estimated to need more memory than this, e.g. 64GiB (default 8GiB)",
+        )
+
     sp = sub.add_parser("run", help="run a scenario and write its results")
     sp.add_argument("file", type=Path, metavar="FILE")
     add_set(sp)
-    sp.add_argument("--out", type=Path, help="results directory (default results/<scenario name>)")
+    add_memory(sp)
+    sp.add_argument(
+        "--out", type=Path, help="results directory (default results/<scenario name>; an earlier run there is replaced)"
+    )
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sp = sub.add_parser("sweep", help="run the cross product of a grid of overrides")
@@ -100,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--workers", type=int, help="worker processes (default: the cores here)")
     sp.add_argument("--out", type=Path, help="sweep directory (default results/<scenario name>-sweep)")
     sp.add_argument("--no-retry", action="store_true", help="do not rerun runs that failed before")
+    add_memory(sp)
+    sp.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="wall-clock limit per run; a run that takes longer fails"
+    )
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sp = sub.add_parser("plot", help="plot run or sweep directories")
@@ -111,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("validate", help="parse and check a scenario without running it")
     sp.add_argument("file", type=Path, metavar="FILE")
     add_set(sp)
+    add_memory(sp)
 
     sp = sub.add_parser("demo", help="ECMP vs OPS vs REPS on a 128-host 400G fat tree")
     sp.add_argument("--out", type=Path, default=Path("results/demo"))
@@ -164,6 +179,8 @@ def _print_summary(r: Any) -> None:
     if r.stop_reason != "drained":
         rows.append(("stopped", str(r.stop_reason)))
     console().print(kv_table(rows, title=f"{r.lb}"))
+    if r.stop_note:
+        print(f"stopped early: {r.stop_note}", file=sys.stderr)
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
@@ -171,7 +188,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
 
     s = _load(a.file, a.sets)
     out = a.out or Path("results") / (s.name or a.file.stem)
-    r = run(s, progress=not a.quiet, out=out)
+    r = run(s, progress=not a.quiet, out=out, max_memory=a.max_memory)
     _print_summary(r)
     print(f"results: {out}")
     return 0
@@ -179,11 +196,12 @@ def _cmd_run(a: argparse.Namespace) -> int:
 
 def _cmd_validate(a: argparse.Namespace) -> int:
     s = _load(a.file, a.sets)
-    facts = s.validate()
+    facts = s.validate(max_memory=a.max_memory)
     print(
         f"ok: {a.file}: {facts['hosts']} hosts, {facts['tiers']} tiers at "
         f"{facts['link_rate_bps'] / 1e9:g} Gb/s, {facts['flows']} flows, lb {s['lb.kind']}, "
-        f"base RTT {facts['base_rtt_us']:.2f} us, RTO {facts['rto_us']:.2f} us"
+        f"base RTT {facts['base_rtt_us']:.2f} us, RTO {facts['rto_us']:.2f} us, "
+        f"about {facts['memory_bytes'] / 2**20:.0f} MiB"
     )
     return 0
 
@@ -211,6 +229,8 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
             workers=a.workers,
             progress=not a.quiet,
             retry_failed=not a.no_retry,
+            max_memory=a.max_memory,
+            timeout=a.timeout,
         )
     finally:
         if client is not None:
@@ -235,10 +255,35 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
     idx = res.index
     bad = idx[idx["status"] != "done"]
     for row in bad.head(10).to_dict("records"):
-        print(f"  failed {row['run_id'] or '-'}: {row['error']}", file=sys.stderr)
+        print(f"  {_problem(row)}", file=sys.stderr)
     print(f"index:   {out / 'index.parquet'}")
     print(f"results: {out / 'runs'}")
     return EXIT_FAILED_RUNS if len(bad) else 0
+
+
+def _problem(row: dict[str, Any]) -> str:
+    """One index row that is not done, in words (its error may be missing: NaN)."""
+    params = ", ".join(f"{k}={v}" for k, v in row.items() if k not in _INDEX_FIELDS)
+    err = row.get("error")
+    status = str(row.get("status") or "failed")
+    if not isinstance(err, str) or not err:
+        err = "not run yet (the sweep was interrupted; run it again)" if status == "pending" else "no error recorded"
+    return f"{status} {row.get('run_id') or '-'} ({params}): {err}"
+
+
+_INDEX_FIELDS = {
+    "run_id",
+    "status",
+    "error",
+    "path",
+    "attempts",
+    "max_fct_us",
+    "mean_fct_us",
+    "p99_fct_us",
+    "unfinished_flows",
+    "wall_seconds",
+    "drops_congestion",
+}
 
 
 def _cmd_plot(a: argparse.Namespace) -> int:

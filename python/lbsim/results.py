@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import tomllib
 from collections.abc import Mapping
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["Result", "load", "RUN_FILES", "OPTIONAL_TABLES"]
+__all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
@@ -141,7 +142,8 @@ class Result:
 
     Attributes: ``summary`` (dict, the engine's summary.json), ``counters``
     (network-wide packet counters), ``stop_reason`` (``"drained"``,
-    ``"horizon"`` or ``"cancelled"``), ``key`` (the run key) and ``path`` (the
+    ``"horizon"``, ``"cancelled"`` or ``"no_progress"``: flows were stuck, see
+    :attr:`stop_note`), ``key`` (the run key) and ``path`` (the
     run directory, once saved or when loaded). Tables: :attr:`flows` and
     :attr:`drops` (pandas DataFrames).
     """
@@ -181,6 +183,7 @@ class Result:
             packets_in_network=int(raw["packets_in_network"]),
             tables=tables_from_raw(raw),
             key=key,
+            meta={"stop_note": raw["stop_note"]} if raw.get("stop_note") else None,
         )
 
     # ---- views ----------------------------------------------------------
@@ -292,6 +295,13 @@ class Result:
         return pd.DataFrame({"cause": causes, "packets": [int(d.get(c, 0)) for c in causes]})
 
     @property
+    def stop_note(self) -> str | None:
+        """Why the run stopped early, in words, when the engine's no-progress
+        guard stopped it (``stop_reason == "no_progress"``); else None."""
+        note = self.meta.get("stop_note")
+        return str(note) if note else None
+
+    @property
     def lb(self) -> str:
         """The load balancer this run used (``lb.kind``)."""
         return str(self.params["lb"]["kind"])
@@ -308,16 +318,24 @@ class Result:
     # ---- files ----------------------------------------------------------
 
     def save(self, directory: str | Path) -> Path:
-        """Write the run directory (see the module docstring) and return its path."""
+        """Write the run directory (see the module docstring) and return its path.
+
+        An earlier run in ``directory`` is replaced as a whole (the new run is
+        written to a sibling folder that then takes its place), so no table of
+        the old run is left beside the new ones. A directory holding anything
+        else is left alone: :class:`LbsimError`."""
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        write_run_dir(
-            d,
-            scenario_toml=self.scenario_toml,
-            summary=self.summary,
-            tables=self._arrays or {n: self.table(n) for n in self.table_names},
-            meta=self._meta(),
-        )
+        check_out_dir(d)
+        tables = self._arrays or {n: self.table(n) for n in self.table_names}
+        tmp = _sibling(d, "tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            write_run_dir(tmp, scenario_toml=self.scenario_toml, summary=self.summary, tables=tables, meta=self._meta())
+            replace_dir(tmp, d)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         self.path = d
         return d
 
@@ -383,6 +401,52 @@ def write_run_dir(
     _write_atomic(d / "run.json", (json.dumps(dict(meta), indent=2) + "\n").encode())
     # summary.json last: its presence marks a complete run directory.
     _write_atomic(d / "summary.json", (summary_text.rstrip() + "\n").encode())
+
+
+def _sibling(d: Path, what: str) -> Path:
+    return d.parent / f".{d.name}.{what}-{os.getpid()}"
+
+
+def replace_dir(new: Path, d: Path) -> None:
+    """Put the directory ``new`` in ``d``'s place, removing what ``d`` held."""
+    if not d.exists():
+        os.rename(new, d)
+        return
+    old = _sibling(d, "old")
+    shutil.rmtree(old, ignore_errors=True)
+    os.rename(d, old)
+    try:
+        os.rename(new, d)
+    except BaseException:
+        os.rename(old, d)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def check_out_dir(path: str | Path) -> None:
+    """Raise :class:`LbsimError` unless a run's results can be written to
+    ``path``: an empty directory, an earlier run (to be replaced), or a path
+    that can be created where we may write. Checked before a run starts, so
+    a bad output path costs no simulation."""
+    d = Path(path)
+    if d.exists():
+        if not d.is_dir():
+            raise LbsimError(f"cannot write results to {d}: it is a file, not a directory")
+        if any(d.iterdir()) and not is_run_dir(d):
+            raise LbsimError(
+                f"cannot write results to {d}: it holds files that are not an lbsim run "
+                "(choose a new or empty directory)"
+            )
+    at = d.parent
+    while not at.exists():
+        at = at.parent
+    if not at.is_dir():
+        raise LbsimError(f"cannot write results to {d}: {at} is a file, not a directory")
+    try:
+        probe = Path(tempfile.mkdtemp(prefix=".lbsim-probe-", dir=at))
+    except OSError as e:
+        raise LbsimError(f"cannot write results to {d}: {at}: {e.strerror or e}") from None
+    probe.rmdir()
 
 
 def is_run_dir(path: str | Path) -> bool:

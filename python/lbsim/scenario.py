@@ -54,6 +54,8 @@ class Scenario:
             text = p.read_text(encoding="utf-8")
         except OSError as e:
             raise LbsimError(f"cannot read scenario file {p}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise LbsimError(f"{p}: not a scenario file: a scenario is TOML text (UTF-8)") from None
         s = cls(text, base_dir=p.resolve().parent, source=str(p))
         s.resolved()
         return s
@@ -117,13 +119,17 @@ class Scenario:
         except ScenarioError as e:
             raise self._err(e) from None
 
-    def validate(self) -> dict[str, Any]:
+    def validate(self, max_memory: int | str | None = None) -> dict[str, Any]:
         """Resolve and build the simulation without running it (this also checks
-        topology sizes, link names and workload files). Returns derived facts:
-        hosts, flows, link_rate_bps, base_rtt_us, bdp_bytes, rto_us,
-        queue_bytes, stop_at_us."""
+        topology sizes, link names and workload files). A scenario estimated to
+        need more memory than ``max_memory`` (default 8 GiB) is refused before
+        its workload is generated. Returns derived facts: hosts, flows,
+        link_rate_bps, base_rtt_us, bdp_bytes, rto_us, queue_bytes, stop_at_us,
+        memory_bytes (the estimate)."""
+        from .runner import memory_bytes
+
         try:
-            _, facts = _core.validate(self.text, self.overrides, self.base_dir)
+            _, facts = _core.validate(self.text, self.overrides, self.base_dir, memory_bytes(max_memory))
         except ScenarioError as e:
             raise self._err(e) from None
         return facts
@@ -149,15 +155,25 @@ class Scenario:
 
     def input_files(self) -> dict[str, Path]:
         """Files the scenario reads, by the path text written in it
-        (``workload.file`` for ``kind = "flows"``), resolved to where they are."""
+        (``workload.file`` for ``kind = "flows"``, ``workload.cdf`` when it
+        names a file rather than a built-in distribution), resolved to where they are."""
+        return {text: path for _, text, path in self.input_file_keys()}
+
+    def input_file_keys(self) -> list[tuple[str, str, Path]]:
+        """``(key, path text, resolved path)`` of every file the scenario reads."""
         workload = self.to_dict().get("workload", {})
-        f = workload.get("file") if isinstance(workload, dict) else None
-        if not isinstance(f, str):
-            return {}
-        p = Path(f)
-        if not p.is_absolute():
-            p = (self.base_dir or Path.cwd()) / p
-        return {f: p}
+        if not isinstance(workload, dict):
+            return []
+        out = []
+        for key in ("file", "cdf"):
+            f = workload.get(key)
+            if not isinstance(f, str) or (key == "cdf" and f in _core.builtin_cdfs()):
+                continue
+            p = Path(f)
+            if not p.is_absolute():
+                p = (self.base_dir or Path.cwd()) / p
+            out.append((f"workload.{key}", f, p))
+        return out
 
     def key(self) -> str:
         """The run key: a hash of the resolved scenario, the content of the
@@ -165,12 +181,14 @@ class Scenario:
         h = hashlib.sha256()
         h.update(f"lbsim {_core.__version__}\n".encode())
         h.update(self.resolved().encode())
-        for text, path in sorted(self.input_files().items()):
+        for key, text, path in sorted(self.input_file_keys()):
             try:
                 data = path.read_bytes()
             except OSError:
                 data = b""
-            h.update(f"\nfile {text} ".encode() + hashlib.sha256(data).digest())
+            # workload.file keeps the form it always had, so its sweeps' keys do not move.
+            tag = f"file {text} " if key == "workload.file" else f"{key} {text} "
+            h.update(f"\n{tag}".encode() + hashlib.sha256(data).digest())
         return h.hexdigest()[:16]
 
     def __repr__(self) -> str:

@@ -55,6 +55,16 @@ def default_workers() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+def _check_grid(grid: Mapping[str, Any]) -> None:
+    """Each grid value must be a collection of values: a string would be iterated per character."""
+    for k, v in grid.items():
+        if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+            raise LbsimError(
+                f"grid key {k!r}: expected a list of values, got {type(v).__name__} {v!r} "
+                f"(for one value write [{v!r}])"
+            )
+
+
 def expand_grid(grid: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
     """The cross product of a grid, in order (the last key varies fastest).
 
@@ -62,6 +72,7 @@ def expand_grid(grid: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
     [{'lb.kind': 'ecmp', 'seed': 0}, {'lb.kind': 'ecmp', 'seed': 1}, {'lb.kind': 'ops', 'seed': 0}, {'lb.kind': 'ops', 'seed': 1}]
     """
     keys = list(grid)
+    _check_grid(grid)
     values = [list(grid[k]) for k in keys]
     for k, v in zip(keys, values):
         if not v:
@@ -141,8 +152,13 @@ class _Sweep:
         out: Path,
         progress: bool,
         retry_failed: bool,
+        max_memory: int | None = None,
+        timeout: float | None = None,
     ) -> None:
+        self.max_memory = max_memory
+        self.timeout = timeout
         self.base = base
+        _check_grid(grid)
         self.grid = {k: list(v) for k, v in grid.items()}
         self.out = out
         self.runs_dir = out / "runs"
@@ -202,12 +218,18 @@ class _Sweep:
 
     def task(self, st: _RunState) -> dict[str, Any]:
         files = {}
-        for text, path in st.scenario.input_files().items():
+        for key, text, path in st.scenario.input_file_keys():
             try:
-                files[text] = path.read_bytes()
+                files[key] = (text, path.read_bytes())
             except OSError as e:
-                raise ScenarioError("workload.file", f"cannot read {path}: {e.strerror or e}") from None
-        return {"key": st.key, "toml": st.scenario.resolved(), "files": files}
+                raise ScenarioError(key, f"cannot read {path}: {e.strerror or e}") from None
+        return {
+            "key": st.key,
+            "toml": st.scenario.resolved(),
+            "files": files,
+            "max_memory": self.max_memory,
+            "timeout": self.timeout,
+        }
 
     # ---- recording ------------------------------------------------------
 
@@ -425,6 +447,8 @@ def sweep(
     workers: int | None = None,
     progress: bool = True,
     retry_failed: bool = True,
+    max_memory: int | str | None = None,
+    timeout: float | None = None,
 ) -> SweepResult:
     """Run ``scenario`` once for every point of the cross product of ``grid``
     (dotted key -> values), e.g. ``{"lb.kind": ["ecmp", "ops", "reps"], "seed": range(5)}``.
@@ -437,13 +461,26 @@ def sweep(
     there are not redone; runs that fail are recorded with their error (and
     retried next time unless ``retry_failed=False``) while the sweep goes on.
 
+    ``max_memory`` (bytes or text such as ``"64GiB"``) refuses runs estimated
+    to need more; ``timeout`` (seconds of wall clock) stops a run that takes
+    longer and records it as failed, so one slow point cannot hold the sweep.
+    The run key hashes every input file the scenario reads (a flows CSV, a
+    CDF file), so a changed file is run again, never reused.
+
     Returns a :class:`SweepResult`; its ``stats`` say how many runs were
     already done, run now, and failed.
     """
+    from .results import check_out_dir
+    from .runner import memory_bytes
+
     base = as_scenario(scenario)
     if out is None:
         out = Path("results") / f"{base.name or 'sweep'}-sweep"
-    sw = _Sweep(base, grid, Path(out), progress, retry_failed)
+    if not (Path(out) / "index.parquet").is_file():
+        check_out_dir(out)
+    if timeout is not None and not timeout > 0:
+        raise LbsimError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    sw = _Sweep(base, grid, Path(out), progress, retry_failed, memory_bytes(max_memory), timeout)
     todo = sw.plan()
     sw.execute(todo, executor, workers)
     result = SweepResult(sw.out)

@@ -122,20 +122,21 @@ def test_sweep_resumes_after_kill(cli, tmp_path: Path) -> None:
     deadline = time.monotonic() + 120
     done: list[Path] = []
     while time.monotonic() < deadline and proc.poll() is None:
-        done = sorted(runs.glob("*/summary.json")) if runs.exists() else []
+        # Not the driver's temporary folders (.tmp-*): pathlib's "*" matches dot-names too.
+        done = sorted(p for p in runs.glob("[!.]*/summary.json")) if runs.exists() else []
         if done:
             break
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its pool, mid-sweep
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "the sweep finished before it could be killed"
-    before = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/summary.json")}
+    before = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("[!.]*/summary.json")}
     assert 1 <= len(before) < 6, before
 
     p = cli(*args, check=True)
     n = len(before)
     assert _counts(p.stdout) == {"grid points": 6, "distinct runs": 6, "already done": n, "ran now": 6 - n, "ok": 6 - n, "failed": 0}
-    after = {q.parent.name: q.stat().st_mtime_ns for q in runs.glob("*/summary.json")}
+    after = {q.parent.name: q.stat().st_mtime_ns for q in runs.glob("[!.]*/summary.json")}
     assert len(after) == 6
     for run_id, mtime in before.items():
         assert after[run_id] == mtime, f"{run_id} was recomputed"

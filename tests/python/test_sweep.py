@@ -14,7 +14,7 @@ from conftest import SMALL
 
 
 def test_expand_grid_order() -> None:
-    assert expand_grid({"a": [1, 2], "b": "xy"}) == [
+    assert expand_grid({"a": [1, 2], "b": ["x", "y"]}) == [
         {"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 2, "b": "x"}, {"a": 2, "b": "y"},
     ]
 

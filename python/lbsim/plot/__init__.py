@@ -112,7 +112,13 @@ def completion_bars(
         ratios = {n: np.array([_completion_us(r) / r.ideal_fct_us for r in rs]) for n, rs in groups.items()}
         ylabel = "Workload completion time / ideal"
     else:
-        ref = float(np.nanmean([_completion_us(r) for r in groups[baseline]]))
+        base = np.array([_completion_us(r) for r in groups[baseline]])
+        if not np.isfinite(base).any():
+            raise LbsimError(
+                f"baseline {baseline!r} has no completion time (its runs left flows unfinished); "
+                "choose another baseline or 'ideal'"
+            )
+        ref = float(np.nanmean(base))
         ratios = {n: np.array([_completion_us(r) for r in rs]) / ref for n, rs in groups.items()}
         ylabel = f"Workload completion time / {style.label(baseline)}"
     with style.context():
@@ -163,6 +169,12 @@ def plot_dirs(
     results = collect(paths)
     if not results:
         raise LbsimError("no finished runs to plot")
+    if not any(int(r.summary.get("finished_flows") or 0) for r in results):
+        reasons = sorted({str(r.stop_reason) for r in results if r.stop_reason})
+        raise LbsimError(
+            f"nothing to plot: no flow finished in the {len(results)} run(s)"
+            + (f" (stopped: {', '.join(reasons)})" if reasons else "")
+        )
     groups = group(results, by)
     if baseline is None:
         baseline = "ecmp" if "ecmp" in groups else next(iter(groups))
