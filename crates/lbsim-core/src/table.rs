@@ -70,6 +70,27 @@ impl Table {
         self.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c)
     }
 
+    /// The table as CSV text, exactly as `write_csv` writes it.
+    pub fn csv(&self) -> String {
+        let names: Vec<&str> = self.columns.iter().map(|(n, _)| *n).collect();
+        let mut out = names.join(",") + "\n";
+        for i in 0..self.rows() {
+            let row: Vec<String> = self.columns.iter().map(|(_, c)| c.cell(i)).collect();
+            out += &row.join(",");
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A 64-bit FNV-1a digest of the CSV text, as 16 hex digits: equal
+    /// digests, equal tables (the golden suite and the fuzzer's determinism check).
+    pub fn digest(&self) -> String {
+        let h = self.csv().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{h:016x}")
+    }
+
     /// Write as CSV (names never need quoting: link and switch names are plain).
     pub fn write_csv(&self, path: &Path) -> std::io::Result<()> {
         let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);

@@ -220,16 +220,8 @@ impl Simulation {
                 break StopReason::Drained;
             }
             if self.counters.events >= next_look {
-                if self.counters.events >= self.guard.next_check {
-                    if let Some(stuck) = self.check_progress() {
-                        break stuck;
-                    }
-                }
-                if self.counters.events >= next_report {
-                    next_report = self.counters.events.saturating_add(every);
-                    if !progress(self.progress()) {
-                        break StopReason::Cancelled;
-                    }
+                if let Some(stop) = self.look(&mut next_report, every, progress) {
+                    break stop;
                 }
                 next_look = next_report.min(self.guard.next_check);
             }
@@ -240,6 +232,30 @@ impl Simulation {
         }
         self.stop_reason = Some(reason);
         reason
+    }
+
+    /// The loop's periodic look, out of line so the loop stays small: the
+    /// no-progress guard, then the progress callback.
+    #[cold]
+    #[inline(never)]
+    fn look(
+        &mut self,
+        next_report: &mut u64,
+        every: u64,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Option<StopReason> {
+        if self.counters.events >= self.guard.next_check {
+            if let Some(stuck) = self.check_progress() {
+                return Some(stuck);
+            }
+        }
+        if self.counters.events >= *next_report {
+            *next_report = self.counters.events.saturating_add(every);
+            if !progress(self.progress()) {
+                return Some(StopReason::Cancelled);
+            }
+        }
+        None
     }
 
     pub fn progress(&self) -> Progress {

@@ -328,7 +328,11 @@ impl Scenario {
             let key = e.path().to_string();
             let msg = e.inner().to_string();
             // toml ends its message with " in `key`": the error names the key already.
-            let msg = msg.trim().strip_suffix(&format!(" in `{key}`")).unwrap_or(msg.trim());
+            let msg = msg
+                .trim()
+                .strip_suffix(&format!("in `{key}`"))
+                .unwrap_or(msg.trim())
+                .trim_end();
             ScenarioError::new(if key == "." { String::new() } else { key }, msg.to_string())
         })?;
         scenario.check_keys()?;

@@ -128,16 +128,18 @@ pub fn parse_amount(s: &str) -> Result<AmountValue, String> {
         "KB" | "kB" => bytes(1e3),
         "MB" => bytes(1e6),
         "GB" => bytes(1e9),
+        "TB" => bytes(1e12),
         "KiB" => bytes(1024.0),
         "MiB" => bytes(1024.0 * 1024.0),
         "GiB" => bytes(1024.0 * 1024.0 * 1024.0),
+        "TiB" => bytes(1024.0 * 1024.0 * 1024.0 * 1024.0),
         "pkt" | "pkts" if n <= MAX_BYTES as f64 => Ok(AmountValue::Packets(n)),
         "bdp" | "BDP" if n <= MAX_BYTES as f64 => Ok(AmountValue::Bdp(n)),
         "pkt" | "pkts" | "bdp" | "BDP" => Err(too_much(s)),
         "%" if n <= 100.0 => Ok(AmountValue::Percent(n)),
         "%" => Err(format!("\"{s}\": a percentage must be between 0% and 100%")),
         _ => Err(format!(
-            "unknown unit \"{unit}\" in \"{s}\"; use B, KiB, MiB, GiB, KB, MB, GB, pkt, bdp or %"
+            "unknown unit \"{unit}\" in \"{s}\"; use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, pkt, bdp or %"
         )),
     }
 }

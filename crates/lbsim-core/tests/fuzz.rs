@@ -1,0 +1,325 @@
+//! Fuzzing (issue 20), as seeded property tests so they run everywhere
+//! `cargo test` does (no nightly toolchain, no extra crates):
+//!
+//! - `random_small_valid_scenarios`: random small scenarios (topology, tiers,
+//!   radix, rates, packet sizes, queues, transport, every load balancer and
+//!   congestion control, every workload, random failures of every kind):
+//!   each either is refused with a `ScenarioError`, or runs to the end of a
+//!   bounded horizon without a panic, within a wall-clock bound, with the
+//!   engine's invariants holding (`lbsim_core::run` checks them), and gives
+//!   the same flow table and counters when run again with the same seed;
+//! - `mutated_scenario_text`: those scenarios' text mutated (values replaced
+//!   by extreme or malformed ones, lines dropped, duplicated or swapped,
+//!   garbage inserted, text truncated): parsing, building and (for what fits
+//!   a small budget) running never panic or hang.
+//!
+//! Each case is a pure function of its number: `LBSIM_FUZZ_CASES` (default
+//! 60, the CI budget) cases from `LBSIM_FUZZ_SEED` (default 0). A failure
+//! prints the case number and its scenario text.
+
+use lbsim_core::build::{self, Limits};
+use lbsim_core::rng::{Rng, StreamTag};
+use lbsim_core::{metrics, Scenario};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Longest a case may take on a loaded 2-core machine.
+const WALL_LIMIT: Duration = Duration::from_secs(60);
+
+struct G(Rng);
+
+impl G {
+    fn new(case: u64, salt: u64) -> G {
+        G(Rng::new(case, StreamTag::Workload, 0xF022_0000 + salt))
+    }
+    fn pick<'a, T: ?Sized>(&mut self, xs: &[&'a T]) -> &'a T {
+        xs[self.0.below(xs.len() as u64) as usize]
+    }
+    fn int(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.0.below(hi - lo + 1)
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        self.0.unit() < p
+    }
+}
+
+/// A random small scenario (most of them valid).
+fn scenario_text(case: u64) -> String {
+    let mut g = G::new(case, 0);
+    let mut t = String::new();
+    let preset = g.pick(&["reps_paper", "reps_artifact"]);
+    let tiers = g.int(2, 3);
+    let radix = *g.pick(&[&4u64, &8]);
+    let over = *g.pick(&[&1u64, &1, &2]);
+    let uplinks = (radix / (over + 1)).max(1);
+    let hpt = uplinks * over;
+    let max_tors = if tiers == 2 { radix } else { radix * (radix / 2).max(1) };
+    let tors = g.int(1, max_tors.min(8));
+    t += &format!(
+        "preset = \"{preset}\"\nseed = {case}\nstop_at = \"{}\"\n",
+        g.pick(&["2ms", "5ms", "10ms"])
+    );
+    if g.chance(0.2) {
+        t += &format!("stall_rtos = {}\n", g.pick(&["0", "10", "100"]));
+    }
+    t += &format!(
+        "[topology]\ntiers = {tiers}\nradix = {radix}\noversubscription = {over}\nhosts = {}\nlink_rate = \"{}\"\nlink_latency = \"{}\"\nswitch_latency = \"{}\"\n",
+        tors * hpt,
+        g.pick(&["10Gbps", "100Gbps", "400Gbps"]),
+        g.pick(&["100ns", "500ns", "1us"]),
+        g.pick(&["0ns", "500ns"]),
+    );
+    t += &format!("[packet]\nmtu = \"{}\"\n", g.pick(&["1500B", "4096B", "9000B"]));
+    let cc = g.pick(&["dctcp", "dctcp", "mprdma", "eqds"]);
+    let trimming = if cc == "eqds" { g.chance(0.8) } else { g.chance(0.3) };
+    let (kmin, kmax) = *g.pick(&[&("20%", "80%"), &("10pkt", "15pkt"), &("0%", "100%")]);
+    t += &format!(
+        "[queue]\ncapacity = \"{}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_at = \"{}\"\ntrimming = {trimming}\n",
+        g.pick(&["1bdp", "0.5bdp", "2bdp", "20pkt"]),
+        g.pick(&["enqueue", "dequeue"]),
+    );
+    t += &format!(
+        "[transport]\nrto = \"{}\"\nack_ratio = {}\nack_delay = \"{}\"\n",
+        g.pick(&["70us", "auto", "20us"]),
+        g.pick(&["1", "1", "2", "4", "8"]),
+        g.pick(&["2us", "never", "500ns"]),
+    );
+    t += &format!(
+        "[cc]\nkind = \"{cc}\"\nwait_to_decrease = {}\ninitial_cwnd = \"{}\"\n",
+        g.chance(0.3),
+        g.pick(&["1.5bdp", "1bdp", "10pkt"]),
+    );
+    let lbs = [
+        "ecmp", "ops", "reps", "plb", "flowlet", "subflows", "mprdma", "bitmap", "arcane", "adaptive",
+    ];
+    t += &format!("[lb]\nkind = \"{}\"\n", g.pick(&lbs.iter().collect::<Vec<_>>()));
+    if g.chance(0.15) {
+        t += &format!(
+            "[[lb.mix]]\nkind = \"{}\"\nfraction = 0.25\n",
+            g.pick(&lbs.iter().collect::<Vec<_>>())
+        );
+    }
+    let kind = g.pick(&[
+        "permutation",
+        "tornado",
+        "incast",
+        "trace",
+        "ring_allreduce",
+        "butterfly_allreduce",
+        "alltoall",
+    ]);
+    t += &format!("[workload]\nkind = \"{kind}\"\n");
+    let size = g.pick(&["1B", "1000B", "64KiB", "256KiB"]);
+    match kind {
+        "trace" => {
+            t += &format!(
+                "cdf = \"{}\"\nload = {}\nduration = \"{}\"\n",
+                g.pick(&["websearch", "alistorage2019", "google_rpc2008", "fb_hadoop"]),
+                g.pick(&["0.3", "0.8"]),
+                g.pick(&["10us", "30us"]),
+            )
+        }
+        "incast" => t += &format!("size = \"{size}\"\nsenders = {}\n", g.int(1, 6)),
+        "alltoall" => t += &format!("size = \"{size}\"\nparallel = {}\n", g.int(1, 4)),
+        _ => t += &format!("size = \"{size}\"\n"),
+    }
+    for _ in 0..g.int(0, 2) {
+        t += "[[failures]]\n";
+        t += match g.int(0, 2) {
+            0 => "links = \"tor_uplinks\"\ncount = 1\n",
+            1 => "links = \"fabric\"\nfraction = 0.25\n",
+            _ => "switch = \"t1_0\"\n",
+        };
+        if g.chance(0.3) {
+            t += "allow_disconnect = true\n";
+        }
+        let fkind = g.pick(&["down", "degrade", "loss", "drop_nth"]);
+        t += &format!("kind = \"{fkind}\"\n");
+        t += match fkind {
+            "degrade" => "rate = \"1Gbps\"\n",
+            "loss" => "loss = 0.05\n",
+            "drop_nth" => "nth = 5\n",
+            _ => "",
+        };
+        t += &format!("at = \"{}\"\n", g.pick(&["0us", "5us", "20us"]));
+        match g.int(0, 3) {
+            0 => t += "duration = \"30us\"\n",
+            1 => t += "duration = \"10us\"\nevery = \"40us\"\ntimes = 3\n",
+            2 => t += "stagger = \"10us\"\n",
+            _ => {}
+        }
+    }
+    t
+}
+
+/// What a run gives that must not depend on anything but the scenario.
+fn outcome(text: &str, limits: &Limits) -> Result<(String, String), String> {
+    let s = Scenario::from_toml(text).map_err(|e| e.to_string())?;
+    let out = lbsim_core::run_with(&s, None, limits, u64::MAX, &mut |_| true).map_err(|e| e.to_string())?;
+    Ok((
+        metrics::flow_table(&out.flows).digest(),
+        format!("{:?} {:?}", out.counters, out.stop_reason),
+    ))
+}
+
+/// Run `f` on its own thread within the wall-clock limit; a panic or a hang fails with the case.
+fn guarded<T: Send + 'static>(case: u64, text: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let t0 = Instant::now();
+    std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(WALL_LIMIT) {
+        Ok(Ok(v)) => v,
+        Ok(Err(p)) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            panic!("fuzz case {case} panicked: {msg}\n--- scenario ---\n{text}")
+        }
+        Err(_) => panic!(
+            "fuzz case {case} took longer than {WALL_LIMIT:?} ({:?})\n--- scenario ---\n{text}",
+            t0.elapsed()
+        ),
+    }
+}
+
+#[test]
+fn random_small_valid_scenarios() {
+    let (first, n) = (env_u64("LBSIM_FUZZ_SEED", 0), env_u64("LBSIM_FUZZ_CASES", 60));
+    let limits = Limits { max_memory: 1 << 30 };
+    let (mut ran, mut refused) = (0, 0);
+    let t0 = Instant::now();
+    for case in first..first + n {
+        let text = scenario_text(case);
+        let tx = text.clone();
+        let (a, b) = guarded(case, &text, move || (outcome(&tx, &limits), outcome(&tx, &limits)));
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "fuzz case {case}: same seed, different results\n{text}");
+                ran += 1;
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a, b, "fuzz case {case}: refused differently");
+                refused += 1;
+            }
+            (a, b) => panic!("fuzz case {case}: {a:?} then {b:?}\n{text}"),
+        }
+    }
+    eprintln!(
+        "fuzz: {n} random scenarios from case {first}: {ran} ran twice with equal results, {refused} refused, in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(ran * 2 > n as usize, "most random scenarios are valid ({ran} of {n})");
+}
+
+const NASTY: &[&str] = &[
+    "\"1e30s\"",
+    "-1",
+    "nan",
+    "inf",
+    "\"\"",
+    "9223372036854775807",
+    "0",
+    "1e308",
+    "\"1e30Gbps\"",
+    "\"0B\"",
+    "\"1.5B\"",
+    "\"150%\"",
+    "\"-5us\"",
+    "[]",
+    "{}",
+    "true",
+    "\"\\u0000\"",
+    "\"никогда\"",
+    "\"never\"",
+    "\"auto\"",
+    "\"1000000s\"",
+    "\"1000Tbps\"",
+    "\"1Kbps\"",
+    "\"1048576GiB\"",
+    "4294967295",
+    "65536",
+    "\"0ns\"",
+    "\"1e-9ps\"",
+    "\"999999999999bdp\"",
+    "\"1PiB\"",
+];
+
+fn mutate(text: &str, g: &mut G) -> String {
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    for _ in 0..g.int(1, 4) {
+        let i = g.int(0, lines.len().max(1) as u64 - 1) as usize;
+        match g.int(0, 6) {
+            0 | 1 | 2 => {
+                if let Some((k, _)) = lines[i].split_once('=') {
+                    lines[i] = format!("{k}= {}", g.pick(NASTY));
+                }
+            }
+            3 => {
+                lines.remove(i);
+            }
+            4 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            5 => {
+                let j = g.int(0, lines.len() as u64 - 1) as usize;
+                lines.swap(i, j);
+            }
+            _ => {
+                let junk: String = (0..g.int(1, 12)).map(|_| char::from(g.int(0x20, 0x7e) as u8)).collect();
+                lines.insert(i, junk);
+            }
+        }
+        if lines.is_empty() {
+            break;
+        }
+    }
+    let mut out = lines.join("\n");
+    if g.chance(0.1) {
+        let cut = g.int(0, out.len() as u64) as usize;
+        out = out
+            .char_indices()
+            .take_while(|(i, _)| *i < cut)
+            .map(|(_, c)| c)
+            .collect();
+    }
+    out
+}
+
+#[test]
+fn mutated_scenario_text() {
+    let (first, n) = (env_u64("LBSIM_FUZZ_SEED", 0), env_u64("LBSIM_FUZZ_CASES", 60));
+    let (mut parsed, mut built, mut ran) = (0, 0, 0);
+    for case in first..first + n {
+        let mut g = G::new(case, 1);
+        let text = mutate(&scenario_text(case), &mut g);
+        let tx = text.clone();
+        let r = guarded(case, &text, move || {
+            let Ok(s) = Scenario::from_toml(&tx) else { return 0 };
+            let limits = Limits { max_memory: 256 << 20 };
+            let Ok((_, est)) = build::build_with(&s, None, &limits) else {
+                return 1;
+            };
+            if est.packets > 2e5 || est.flows > 5e3 {
+                return 2;
+            }
+            // A bounded horizon, whatever the text says.
+            let capped = Scenario::from_toml_with(&tx, &[("stop_at".into(), "20ms".into())]).expect("parsed before");
+            lbsim_core::run_with(&capped, None, &limits, u64::MAX, &mut |_| true).expect("built before");
+            3
+        });
+        parsed += (r >= 1) as u32;
+        built += (r >= 2) as u32;
+        ran += (r == 3) as u32;
+    }
+    eprintln!("fuzz: {n} mutated scenario texts from case {first}: {parsed} parsed, {built} built, {ran} ran");
+}
