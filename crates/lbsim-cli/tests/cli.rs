@@ -67,3 +67,43 @@ fn bench_json_is_one_consistent_object() {
     let (fct, ideal) = (j["max_fct_us"].as_f64().unwrap(), j["ideal_fct_us"].as_f64().unwrap());
     assert!(ideal > 0.0 && fct >= ideal * 0.9, "max FCT {fct} vs ideal {ideal}");
 }
+
+/// Issue 20: a bad --out fails before the run, a binary scenario file and a
+/// run over --max-memory are one-line errors, a stuck run says why it stopped.
+#[test]
+fn hardening_errors_come_before_the_run() {
+    let dir = std::env::temp_dir().join(format!("lbsim-cli-h20-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    // Minutes of simulation if it ran: the --out check must come first.
+    std::fs::write(&file, "[workload]\nkind = \"permutation\"\nsize = \"1GiB\"\n").unwrap();
+    let blocker = dir.join("blocker");
+    std::fs::write(&blocker, "x").unwrap();
+    let (f, b, under) = (
+        file.to_str().unwrap(),
+        blocker.to_str().unwrap(),
+        blocker.join("run").to_str().unwrap().to_string(),
+    );
+    let t0 = std::time::Instant::now();
+    user_error(&["run", f, "--out", b, "--max-memory", "64GiB"], "is a file");
+    user_error(&["run", f, "--out", &under, "--max-memory", "64GiB"], "is a file");
+    assert!(t0.elapsed().as_secs() < 10);
+    user_error(&["validate", f, "--set", "workload.size=1TB"], "workload.size");
+    user_error(&["validate", f, "--max-memory", "lots"], "--max-memory");
+    let bin = dir.join("b.toml");
+    std::fs::write(&bin, [0xffu8, 0xfe, 0x00, 0x81, 0x9c]).unwrap();
+    user_error(&["validate", bin.to_str().unwrap()], "not a scenario file");
+    let stuck = dir.join("stuck.toml");
+    std::fs::write(
+        &stuck,
+        "stop_at = \"1000s\"\npreset = \"reps_artifact\"\n[topology]\nhosts = 32\nradix = 8\n\
+         [workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n\
+         [[failures]]\nlinks = \"tor_uplinks\"\nof = \"t0_0\"\nfraction = 1.0\nallow_disconnect = true\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = cli(&["run", stuck.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stopped early: no progress"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
