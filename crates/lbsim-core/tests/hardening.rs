@@ -46,6 +46,9 @@ fn huge_workloads_are_refused_before_they_are_built() {
     // A tree too large to hold is refused before it is built.
     let e = refused("[topology]\ntiers = 3\nradix = 65536\nhosts = 4000000000\n", &[]);
     assert_eq!(e.key, "topology.hosts", "{e}");
+    // Time series of 1 ps buckets up to a 1 s horizon.
+    let e = refused("[observe]\nports = [\"t0_0\"]\nbucket = \"1ps\"\n", &[]);
+    assert_eq!(e.key, "observe.bucket", "{e}");
     assert!(t0.elapsed().as_secs_f64() < 5.0, "refusals take no time");
     // The limit is the caller's: the default scenario fits 8 GiB but not 1 MiB.
     let s = scenario("");

@@ -53,6 +53,8 @@ pub mod cost {
     pub const IN_FLIGHT: f64 = 64.0;
     /// An RTT sample (`observe.rtt`), one per ACK.
     pub const RTT_SAMPLE: f64 = 24.0;
+    /// A row of a time series (`observe.ports`, `observe.drops`), per bucket.
+    pub const SAMPLE: f64 = 64.0;
 }
 
 /// What the estimate found.
@@ -169,6 +171,15 @@ pub fn run(
             ),
         ));
     }
+    if shape.bytes > (1u64 << 60) as f64 {
+        return Err(ScenarioError::new(
+            shape.size_key,
+            format!(
+                "the workload carries {:.3e} bytes, more than lbsim's byte counters hold (2^60)",
+                shape.bytes
+            ),
+        ));
+    }
     let packets = shape.bytes / payload + messages;
     let per_packet = cost::PACKET
         + if s.transport.ack_ratio > 1 {
@@ -184,7 +195,27 @@ pub fn run(
     let in_flight = (hosts * window_pkts * 4.0 + 6.0 * hosts * queue_pkts).min(packets);
     let flow_bytes = flows * cost::FLOW + messages * cost::MESSAGE;
     let packet_bytes = packets * per_packet + in_flight * cost::IN_FLIGHT;
-    let bytes = net_bytes + flow_bytes + packet_bytes;
+    // Time series: one row per bucket up to the horizon, per sampled port and for drops.
+    let o = &s.observe;
+    let series = o.ports.len() as f64 * s.topology.radix as f64 + if o.drops { 1.0 } else { 0.0 };
+    let buckets = s.stop_at.value.ps() as f64 / o.bucket.value.ps().max(1) as f64;
+    let sample_bytes = if series > 0.0 {
+        buckets * series * cost::SAMPLE
+    } else {
+        0.0
+    };
+    if sample_bytes > limits.max_memory as f64 {
+        return Err(over(
+            "observe.bucket",
+            format!(
+                "{buckets:.3e} buckets of \"{}\" up to stop_at ({}) for {series} series",
+                o.bucket.text, s.stop_at.text
+            ),
+            sample_bytes,
+            limits,
+        ));
+    }
+    let bytes = net_bytes + flow_bytes + packet_bytes + sample_bytes;
     if bytes > limits.max_memory as f64 {
         let (key, what) = if packet_bytes >= flow_bytes {
             (
