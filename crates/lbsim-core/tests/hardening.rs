@@ -160,6 +160,33 @@ fn stuck_flows_stop_with_the_reason() {
     );
 }
 
+/// The guard's window is not only RTOs: a link degraded to a crawl (one
+/// 4150 B packet per 33 ms at 1 Mbps, far longer than 10 RTOs of 42 us)
+/// delivers rarely, not never, and its flows finish (at 3.6 s, behind many
+/// timed-out copies). With a window of `stall_rtos` × RTO alone this run
+/// stopped as `no_progress` at 18.6 ms, before its first packet arrived.
+#[test]
+fn a_crawling_link_is_slow_not_stuck() {
+    for (section, kind) in [("failures", "kind = \"degrade\"\n"), ("rate_overrides", "")] {
+        let crawl = format!(
+            "stall_rtos = 10\nstop_at = \"10s\"\n{SMALL}[workload]\nkind = \"incast\"\nsenders = 8\nsize = \"4KiB\"\n\
+             [[{section}]]\nlink = \"t0_0->h0\"\n{kind}rate = \"1Mbps\"\n"
+        );
+        let out = run(&scenario(&crawl), None).unwrap();
+        assert_eq!(
+            (out.stop_reason, out.summary.unfinished_flows),
+            (StopReason::Drained, 0),
+            "{section}: {:?}",
+            out.stop_note
+        );
+        assert!(
+            out.summary.sim_end_us > 8.0 * 33_000.0,
+            "eight packets at 33 ms each: {}",
+            out.summary.sim_end_us
+        );
+    }
+}
+
 trait WithStall {
     fn with_stall(self, rtos: u32, stop_at: &str) -> Scenario;
 }

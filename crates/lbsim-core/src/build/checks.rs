@@ -154,3 +154,24 @@ pub fn derived(s: &Scenario, d: &Derived) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+
+/// The no-progress guard's window: `stall_rtos` times the longest of the
+/// RTO, the base RTT and one MTU's serialization on the slowest link the
+/// scenario has (a link degraded to a crawl delivers rarely, not never).
+pub fn stall_window(s: &Scenario, d: &Derived) -> Option<crate::time::SimTime> {
+    if s.stall_rtos == 0 {
+        return None;
+    }
+    let slowest = s
+        .failures
+        .iter()
+        .chain(&s.rate_overrides)
+        .filter_map(|f| f.rate.as_ref().map(|r| r.value))
+        .fold(d.host_rate, Rate::min);
+    let unit = (d.rto.ps() as u128)
+        .max(d.base_rtt.ps() as u128)
+        .max(ser_ps(slowest, d.sizes.mtu));
+    Some(crate::time::SimTime(
+        (unit * s.stall_rtos as u128).min(u64::MAX as u128) as u64,
+    ))
+}

@@ -62,7 +62,7 @@ pub fn build_with(
         sim.set_receiver_cc(agent);
     }
     sim.set_failures(plans, s.routing.convergence.value);
-    sim.set_stall_window((s.stall_rtos > 0).then(|| SimTime(d.rto.ps().saturating_mul(s.stall_rtos as u64))));
+    sim.set_stall_window(checks::stall_window(s, &d));
     if let Some(obs) = observer {
         sim.set_observer(obs);
     }

@@ -3,7 +3,9 @@
 //! route that never converges) would retransmit until `stop_at`, so its wall
 //! time would grow with the horizon. The guard stops it instead, with
 //! `StopReason::NoProgress`, once no payload has reached any receiver for
-//! `stall_rtos` × RTO of simulated time while some started flow is
+//! `stall_rtos` × the longest of the RTO, the base RTT and one MTU's
+//! serialization on the slowest link (`build::checks::stall_window`) of
+//! simulated time while some started flow is
 //! unfinished, counted from the last moment a failure could still change the
 //! network (its last transition plus routing convergence).
 //!
@@ -103,9 +105,9 @@ impl Simulation {
         let stuck = self.flows.iter().filter(|f| f.tx.active && !f.is_done()).count();
         let waiting = self.flows.iter().filter(|f| !f.tx.active).count();
         Some(format!(
-            "no progress: no data reached any receiver for {window} ({} RTOs of {}) after the last failure change, \
+            "no progress: no data reached any receiver for {window} (stall_rtos times the longest of the RTO ({}), \
+             the base RTT and an MTU on the slowest link) after the last failure change, \
              with {stuck} started flows unfinished{}; stopped at {}",
-            window.ps() / self.params.transport.rto.ps().max(1),
             self.params.transport.rto,
             if waiting > 0 {
                 format!(" and {waiting} never started")

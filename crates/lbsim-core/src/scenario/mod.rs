@@ -65,8 +65,9 @@ pub struct Scenario {
     #[serde(deserialize_with = "seed")]
     pub seed: u64,
     pub stop_at: Time,
-    /// Stop early when no payload arrives for this many RTOs while started
-    /// flows are unfinished (after failures settle); 0: never.
+    /// Stop early when no payload arrives for this many RTOs (or base RTTs,
+    /// or MTU serializations on the slowest link, whichever is longest)
+    /// while started flows are unfinished (after failures settle); 0: never.
     pub stall_rtos: u32,
     pub topology: Topology,
     pub packet: PacketSizes,
