@@ -26,7 +26,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let sizes = Sizes::of(s)?;
     let mut net = topo::build(derive::topo_params(s)?);
     let d = Derived::of(s, &net, sizes)?;
-    derive::install_queues(&mut net, d.queue, s.seed);
+    derive::install_queues(&mut net, s, &d)?;
     let parts = Parts::prepare(s, &d)?;
     parts.install_policies(&mut net);
     let traffic = workload::generate(&s.workload, net_info(&net, &d), s.seed, base_dir)?;

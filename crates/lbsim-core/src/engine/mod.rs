@@ -14,6 +14,7 @@
 mod failures;
 mod hosts;
 mod links;
+mod pfc;
 mod receiving;
 mod report;
 mod sending;
@@ -22,6 +23,7 @@ use crate::cc::ReceiverCc;
 use crate::event::{Event, EventQueue};
 use crate::failure::FailurePlan;
 use crate::metrics::Counters;
+use crate::net::queue::PfcSignal;
 use crate::net::{Network, PolicyOut};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
@@ -101,6 +103,8 @@ pub struct Simulation {
     lost_scratch: Vec<(u64, u16)>,
     /// What switch policies asked for, reused between calls.
     policy_out: PolicyOut,
+    /// PFC frames queues asked for, reused between calls.
+    pfc_signals: Vec<PfcSignal>,
     wall_seconds: f64,
     stop_reason: Option<StopReason>,
 }
@@ -131,6 +135,7 @@ impl Simulation {
             receiver_cc: None,
             lost_scratch: Vec::new(),
             policy_out: PolicyOut::default(),
+            pfc_signals: Vec::new(),
             wall_seconds: 0.0,
             stop_reason: None,
         }
@@ -250,6 +255,8 @@ impl Simulation {
             Event::ReceiverCc { host } => self.on_receiver_cc(host),
             Event::Failure { idx, begin } => self.on_failure(idx, begin),
             Event::RouteUpdate { port, down } => self.on_route_update(port, down),
+            Event::PauseEnd { port } => self.on_pause_end(port),
+            Event::PfcRefresh { port } => self.on_pfc_refresh(port),
             Event::SampleTick => {
                 if let Some(obs) = &mut self.observer {
                     obs.tick(self.now, &mut self.net, &self.counters);
