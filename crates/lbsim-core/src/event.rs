@@ -55,6 +55,8 @@ pub enum Event {
     PauseEnd { port: u32 },
     /// A switch re-sends the pauses still in force on one of its ports (PFC refresh).
     PfcRefresh { port: u32 },
+    /// Look for a PFC deadlock: nothing moved since the last look while pauses are in force.
+    PfcWatchdog,
 }
 
 impl Event {
@@ -84,6 +86,7 @@ impl Event {
             Event::SampleTick => (9, 0, 0),
             Event::PauseEnd { port } => (10, port, 0),
             Event::PfcRefresh { port } => (11, port, 0),
+            Event::PfcWatchdog => (12, 0, 0),
         };
         class << 60 | (id as u64) << 8 | flag as u64
     }
@@ -113,7 +116,8 @@ impl Event {
             8 => Event::FlowStart { flow: id },
             9 => Event::SampleTick,
             10 => Event::PauseEnd { port: id },
-            _ => Event::PfcRefresh { port: id },
+            11 => Event::PfcRefresh { port: id },
+            _ => Event::PfcWatchdog,
         }
     }
 }
@@ -228,7 +232,7 @@ mod tests {
     use super::*;
     use crate::rng::{Rng, StreamTag};
 
-    const ALL: [Event; 12] = [
+    const ALL: [Event; 13] = [
         Event::Failure { idx: 3, begin: true },
         Event::RouteUpdate { port: 9, down: false },
         Event::TxDone { port: 1 },
@@ -241,6 +245,7 @@ mod tests {
         Event::SampleTick,
         Event::PauseEnd { port: 3 },
         Event::PfcRefresh { port: 4 },
+        Event::PfcWatchdog,
     ];
 
     #[test]

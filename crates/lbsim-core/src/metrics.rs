@@ -162,6 +162,11 @@ pub struct Summary {
     pub rto_us: f64,
     pub queue_bytes: u64,
     pub stopped_early: bool,
+    /// Why the run stopped: "drained", "horizon", "cancelled" or "pfc_deadlock".
+    pub stop_reason: &'static str,
+    /// PFC frames sent: pauses (refreshes included) and resumes.
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
 }
 
 /// Nearest-rank percentile of a sorted slice: the smallest value with at

@@ -19,7 +19,7 @@ fn fabric(pfc: bool, extra: &str) -> String {
          [packet]\nmtu = \"1048B\"\nheader = \"48B\"\nack = \"64B\"\n\
          [queue]\nkind = \"shared\"\necn_kmin = \"100MB\"\necn_kmax = \"200MB\"\necn_pmax = 0.2\n\
          [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\ndata_class = 3\nscheduling = \"round_robin\"\n\
-         pfc = {pfc}\npfc_alpha = 0.0625\nheadroom = \"auto\"\nhysteresis = \"2pkt\"\npause_time = \"5us\"\n\
+         pfc = {pfc}\npfc_alpha = 0.0625\nheadroom = \"auto\"\nhysteresis = \"2pkt\"\npause_time = \"5us\"\ndeadlock_after = \"1ms\"\n\
          [cc]\ninitial_cwnd = \"1000pkt\"\nmax_cwnd = \"1000pkt\"\n[lb]\nkind = \"ecmp\"\n[transport]\nrto = \"10ms\"\n{extra}"
     )
 }
@@ -147,4 +147,54 @@ fn bad_buffer_keys_are_named() {
             .unwrap_err();
         assert_eq!(e.key, key, "{to}: {e}");
     }
+}
+
+/// What a run reports of PFC: the summary's frame counts, a `pfc` table
+/// (per port: frames, paused time), paused time per bucket in the `ports`
+/// series and buffer occupancy per switch in the `buffers` series.
+#[test]
+fn pfc_shows_in_the_summary_the_pfc_table_and_the_series() {
+    use lbsim_core::table::Column;
+    let (dir, w) = flows_to_h0(&[8, 9, 10, 11], 1 << 20, "series");
+    let observe = "[observe]\nports = [\"h8->t0_1\", \"t0_0->h0\"]\nbucket = \"10us\"\nbuffers = true\n";
+    let out = run_ok(&scenario(&fabric(true, &format!("{w}{observe}"))), Some(&dir));
+    assert!(out.summary.pfc_pauses > 0 && out.summary.pfc_resumes > 0);
+    assert_eq!(out.summary.stop_reason, "drained");
+    let table = |name: &str| {
+        out.tables
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let f64s = |t: &str, c: &str| match table(t).column(c) {
+        Some(Column::F64(v)) => v.clone(),
+        _ => panic!("{t}.{c}"),
+    };
+    let sent: u64 = match table("pfc").column("pauses_sent") {
+        Some(Column::U64(v)) => v.iter().sum(),
+        _ => panic!(),
+    };
+    assert_eq!(sent, out.summary.pfc_pauses, "the table adds up to the summary");
+    let Some(Column::Str(ports)) = table("ports").column("port") else {
+        panic!()
+    };
+    let paused = f64s("ports", "paused_us");
+    let host: f64 = ports
+        .iter()
+        .zip(&paused)
+        .filter(|(p, _)| *p == "h8->t0_1")
+        .map(|(_, v)| v)
+        .sum();
+    assert!(host > 0.0, "the sender's NIC was paused in some bucket");
+    assert!(
+        paused.iter().all(|&v| (0.0..=10.0 + 1e-9).contains(&v)),
+        "at most a bucket's worth"
+    );
+    let Some(Column::U64(used)) = table("buffers").column("max_used_bytes") else {
+        panic!()
+    };
+    assert!(
+        used.iter().any(|&u| u > 100_000),
+        "the congested switch's buffer filled"
+    );
 }

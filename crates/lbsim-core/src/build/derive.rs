@@ -261,8 +261,18 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
             bytes(&a, "queue.shared.headroom")?
         }
     };
-    let kmin = bytes(&s.queue.ecn_kmin, "queue.ecn_kmin")?;
-    let kmax = bytes(&s.queue.ecn_kmax, "queue.ecn_kmax")?;
+    let threshold = |a: &Amount, key: &str| match a.value {
+        AmountValue::Percent(_) => err(
+            key,
+            format!(
+                "\"{}\": a shared buffer marks at byte thresholds, like \"100KB\"",
+                a.text
+            ),
+        ),
+        _ => bytes(a, key),
+    };
+    let kmin = threshold(&s.queue.ecn_kmin, "queue.ecn_kmin")?;
+    let kmax = threshold(&s.queue.ecn_kmax, "queue.ecn_kmax")?;
     if kmin > kmax {
         return err(
             "queue.ecn_kmin",

@@ -62,6 +62,20 @@ impl Simulation {
         }
     }
 
+    /// The deadlock watch: if no packet but PFC frames moved since the last
+    /// look and some port is paused, the run ends as a PFC deadlock.
+    pub(super) fn on_pfc_watchdog(&mut self) {
+        let Some((every, last)) = self.pfc_watch else { return };
+        let sent: u64 = self.net.ports.iter().map(|p| p.tx_packets).sum();
+        let moved = sent - (self.counters.pfc_pauses + self.counters.pfc_resumes);
+        if moved == last && self.net.ports.iter().any(|p| p.paused != 0) {
+            self.halt = Some(super::StopReason::PfcDeadlock);
+            return;
+        }
+        self.pfc_watch = Some((every, moved));
+        self.events.push(self.now + every, Event::PfcWatchdog);
+    }
+
     /// A pause frame arrived over `link`: the port back over it pauses (or
     /// resumes) the frame's class.
     pub(super) fn on_pause_frame(&mut self, link: u32, id: PacketId) {
@@ -130,5 +144,53 @@ impl Simulation {
         if port.paused != before {
             self.kick(port_id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::StopReason;
+
+    /// A host paused for a second, with nobody left to resume it: nothing
+    /// moves, pauses are in force, and after `deadlock_after` the run ends
+    /// as a PFC deadlock naming the paused port, instead of running on.
+    #[test]
+    fn a_run_where_nothing_moves_under_pauses_ends_as_a_pfc_deadlock() {
+        let dir = std::env::temp_dir().join(format!("lbsim-deadlock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f.csv"), "src,dst,size_bytes,start_us\n1,9,1048576,0\n").unwrap();
+        let toml = "[topology]\nhosts = 16\nlink_rate = \"100Gbps\"\n[queue]\nkind = \"shared\"\necn_kmin = \"100KB\"\necn_kmax = \"400KB\"\n\
+                    [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\ndata_class = 3\nscheduling = \"round_robin\"\n\
+                    pfc = true\npfc_alpha = 0.0625\nheadroom = \"auto\"\nhysteresis = \"2pkt\"\n\
+                    pause_time = \"5us\"\ndeadlock_after = \"100us\"\n\
+                    [workload]\nkind = \"flows\"\nfile = \"f.csv\"\n";
+        let s = crate::Scenario::from_toml(toml).unwrap();
+        let mut sim = crate::build::build(&s, Some(&dir)).unwrap();
+        let down = sim.net.port_by_name("t0_0->h1").unwrap();
+        let frame = Packet::pause(3, SimTime::from_us(1_000_000), PFC_FRAME_BYTES, SimTime::ZERO);
+        sim.counters.packets_sent += 1;
+        let id = sim.pool.alloc(frame);
+        sim.enqueue(down, id, None);
+        assert_eq!(sim.run(), StopReason::PfcDeadlock);
+        assert!(
+            sim.now() < SimTime::from_us(300),
+            "ended {} after the first quiet look",
+            sim.now()
+        );
+        let tables = sim.extra_tables(&sim.message_records());
+        let pfc = tables.iter().find(|t| t.name == "pfc").expect("a pfc table");
+        let Some(crate::table::Column::Str(ports)) = pfc.column("port") else {
+            panic!()
+        };
+        let Some(crate::table::Column::U64(paused)) = pfc.column("paused_classes_at_end") else {
+            panic!()
+        };
+        let i = ports
+            .iter()
+            .position(|p| p == "h1->t0_0")
+            .expect("the paused NIC is listed");
+        assert_eq!(paused[i], 1 << 3);
+        assert!(!sim.flow_records()[0].finished);
     }
 }

@@ -162,6 +162,13 @@ impl Port {
         }
     }
 
+    /// Time some class of this port has been paused by PFC, up to `now`.
+    pub fn paused_time(&self, now: SimTime) -> SimTime {
+        self.pfc.as_ref().map_or(SimTime::ZERO, |p| {
+            p.paused_total + p.paused_since.map_or(SimTime::ZERO, |since| now - since)
+        })
+    }
+
     /// Data bytes waiting plus what is left of the packet on the line: what
     /// a data packet joining now waits behind (adaptive routing's measure).
     #[inline]

@@ -207,6 +207,8 @@ pub struct Observe {
     pub drops: bool,
     /// One RTT sample per ACK, per flow.
     pub rtt: bool,
+    /// Shared-buffer occupancy per switch per bucket (`queue.kind = "shared"`).
+    pub buffers: bool,
 }
 
 /// Parse a value given on a command line: TOML syntax if it parses as a

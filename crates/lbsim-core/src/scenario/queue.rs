@@ -61,6 +61,8 @@ pub struct SharedQueue {
     pub hysteresis: Amount,
     /// How long a pause frame pauses; re-sent while the group stays over its threshold.
     pub pause_time: Time,
+    /// With PFC: end the run as a PFC deadlock when no packet moves for this long while pauses are in force.
+    pub deadlock_after: Time,
 }
 
 impl Queue {
@@ -112,6 +114,9 @@ impl SharedQueue {
         }
         if self.pause_time.value.ps() == 0 {
             return bad("pause_time", "must be positive".into());
+        }
+        if self.deadlock_after.value.ps() == 0 {
+            return bad("deadlock_after", "must be positive".into());
         }
         if matches!(self.size.value, AmountValue::Percent(_)) {
             return bad("size", "must be an amount of data, like \"9MiB\"".into());

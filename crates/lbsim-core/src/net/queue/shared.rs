@@ -77,9 +77,11 @@ pub struct SharedParams {
 /// One switch's shared buffer: the accounting every port's queue updates.
 pub struct SharedBuffer {
     pub params: SharedParams,
-    /// Bytes in the buffer (data classes), and the most it held.
+    /// Bytes in the buffer (data classes), and the most it held: over the
+    /// run, and since the sampler last looked.
     pub used: u64,
     pub max_used: u64,
+    window_max_used: u64,
     /// Ingress shared pool: the buffer less every port's headroom.
     ingress_pool: u64,
     ingress_used: u64,
@@ -100,6 +102,7 @@ impl SharedBuffer {
             params,
             used: 0,
             max_used: 0,
+            window_max_used: 0,
             ingress_pool: params.size.saturating_sub(reserved),
             ingress_used: 0,
             egress: vec![[0; CLASSES]; ports],
@@ -108,6 +111,13 @@ impl SharedBuffer {
             paused: vec![0; ports],
             max_headroom: 0,
         }
+    }
+
+    /// The most the buffer held since the last call; then start a new window.
+    pub fn take_window_max_used(&mut self) -> u64 {
+        let max = self.window_max_used.max(self.used);
+        self.window_max_used = self.used;
+        max
     }
 
     /// Ports the buffer serves.
@@ -260,6 +270,7 @@ impl QueueDiscipline for SharedQueue {
         }
         buf.used += size;
         buf.max_used = buf.max_used.max(buf.used);
+        buf.window_max_used = buf.window_max_used.max(buf.used);
         buf.egress[port][class] += size;
         let queued = buf.egress[port][class];
         self.stats.max_bytes = self.stats.max_bytes.max(queued);
