@@ -142,8 +142,8 @@ class Result:
 
     Attributes: ``summary`` (dict, the engine's summary.json), ``counters``
     (network-wide packet counters), ``stop_reason`` (``"drained"``,
-    ``"horizon"``, ``"cancelled"`` or ``"no_progress"``: flows were stuck, see
-    :attr:`stop_note`), ``key`` (the run key) and ``path`` (the
+    ``"horizon"``, ``"cancelled"``, ``"no_progress"``: flows were stuck, or
+    ``"pfc_deadlock"``: PFC pauses held everything; see :attr:`stop_note`), ``key`` (the run key) and ``path`` (the
     run directory, once saved or when loaded). Tables: :attr:`flows` and
     :attr:`drops` (pandas DataFrames).
     """
@@ -297,7 +297,8 @@ class Result:
     @property
     def stop_note(self) -> str | None:
         """Why the run stopped early, in words, when the engine's no-progress
-        guard stopped it (``stop_reason == "no_progress"``); else None."""
+        guard (``stop_reason == "no_progress"``) or PFC deadlock watchdog
+        (``"pfc_deadlock"``) stopped it; else None."""
         note = self.meta.get("stop_note")
         return str(note) if note else None
 

@@ -50,7 +50,7 @@ pub struct RunOutput {
     pub stop_reason: StopReason,
     /// The run's progress when it stopped, as a progress callback would see it.
     pub progress: Progress,
-    /// Why the run stopped early, in words, when the no-progress guard stopped it.
+    /// Why the run stopped early, in words, when the no-progress guard or the PFC watchdog stopped it.
     pub stop_note: Option<String>,
     /// What the build estimated the run would take (memory, flows, packets).
     pub estimate: build::Estimate,
@@ -100,7 +100,7 @@ pub fn run_with(
         packets_in_network: sim.packets_in_network(),
         stop_reason,
         progress: final_progress,
-        stop_note: sim.no_progress_note(),
+        stop_note: sim.stop_note(),
         estimate,
     })
 }

@@ -10,7 +10,8 @@ use serde::Serialize;
 /// Network-wide packet counters. At the end of a run that drained,
 /// `packets_sent == delivered + drops_congestion + drops_failure` (every
 /// packet a host created either reached a host or was dropped), and
-/// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent`.
+/// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent
+/// + pfc_pauses + pfc_resumes` (packets switch policies make are counted by kind too).
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
     pub packets_sent: u64,
@@ -33,6 +34,9 @@ pub struct Counters {
     pub events: u64,
     /// Times routing changed its ECMP groups (convergence after failures).
     pub route_updates: u64,
+    /// PFC frames sent: pauses (refreshes included) and resumes.
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
 }
 
 impl Counters {
@@ -45,7 +49,16 @@ impl Counters {
             Nack => self.nacks_sent += 1,
             Credit => self.credits_sent += 1,
             Rts => self.rts_sent += 1,
-            Data => {}
+            Data | Pause => {}
+        }
+    }
+
+    /// Count a packet a switch policy made, by kind (`packets_sent` is counted by the caller).
+    pub fn count_sent(&mut self, kind: crate::packet::PacketKind) {
+        match kind {
+            crate::packet::PacketKind::Data => self.data_sent += 1,
+            crate::packet::PacketKind::Pause => self.pfc_pauses += 1,
+            other => self.count_control(other),
         }
     }
 }
@@ -159,6 +172,11 @@ pub struct Summary {
     pub rto_us: f64,
     pub queue_bytes: u64,
     pub stopped_early: bool,
+    /// Why the run stopped: "drained", "horizon", "cancelled", "no_progress" or "pfc_deadlock".
+    pub stop_reason: &'static str,
+    /// PFC frames sent: pauses (refreshes included) and resumes.
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
 }
 
 /// Nearest-rank percentile of a sorted slice: the smallest value with at

@@ -6,6 +6,7 @@
 mod common;
 use common::scenario;
 use lbsim_core::build::{self, Limits};
+use lbsim_core::net::QueueDiscipline;
 use lbsim_core::table::Column;
 use lbsim_core::{run, Scenario, ScenarioError, StopReason};
 use std::time::Instant;
@@ -290,4 +291,55 @@ fn a_rerun_replaces_the_earlier_run_whole() {
     let e = lbsim_core::check_output_dir(&other.join("notes.txt").join("run")).unwrap_err();
     assert!(e.contains("is a file"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// 16 hosts at 100 Gb/s on shared-buffer switches (as tests/rdma_fabric.rs)
+/// with PFC on: an 8-to-1 incast of 256 KiB pauses its senders.
+const SHARED_PFC: &str = "[topology]\nhosts = 16\nradix = 16\nlink_rate = \"100Gbps\"\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
+     [packet]\nmtu = \"1048B\"\nheader = \"48B\"\nack = \"64B\"\n\
+     [queue]\nkind = \"shared\"\necn_kmin = \"100MB\"\necn_kmax = \"200MB\"\necn_pmax = 0.2\n\
+     [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\ndata_class = 3\nscheduling = \"round_robin\"\n\
+     pfc = true\npfc_alpha = 0.0625\nheadroom = \"auto\"\nhysteresis = \"2pkt\"\npause_time = \"5us\"\ndeadlock_after = \"1ms\"\n\
+     [cc]\ninitial_cwnd = \"1000pkt\"\nmax_cwnd = \"1000pkt\"\n[lb]\nkind = \"ecmp\"\n[transport]\nrto = \"10ms\"\n\
+     [workload]\nkind = \"incast\"\nsenders = 8\nsize = \"256KiB\"\n";
+
+/// With PFC the invariants count its frames (sent by kind = data + control +
+/// pauses + resumes; each delivered, dropped or in flight) and bound a shared
+/// buffer by its size, not by the two-class `queue.capacity` (which the
+/// incast's egress queue at the receiver's ToR exceeds); a frame counted
+/// twice or a buffer over its size is caught.
+#[test]
+fn invariants_count_pfc_frames_and_bound_shared_buffers() {
+    let mut sim = build::build(&scenario(SHARED_PFC), None).unwrap();
+    sim.run();
+    let c = sim.counters;
+    assert!(c.pfc_pauses > 0 && c.pfc_resumes > 0, "{c:?}");
+    assert_eq!(sim.invariant_violations(), Vec::<String>::new());
+    let egress_max = sim.net.ports.iter().map(|p| p.queue.stats().max_bytes).max().unwrap();
+    assert!(
+        egress_max > sim.params.queue_bytes,
+        "a per-port capacity would have flagged it: {egress_max} B vs {} B",
+        sim.params.queue_bytes
+    );
+    sim.counters.pfc_pauses += 1;
+    let bad = sim.invariant_violations();
+    assert!(
+        bad.len() == 1 && bad[0].starts_with("packets:") && bad[0].contains("PFC"),
+        "{bad:?}"
+    );
+    sim.counters.pfc_pauses -= 1;
+    let i = (0..sim.net.buffers.len())
+        .max_by_key(|&i| sim.net.buffers[i].max_used)
+        .unwrap();
+    let (size, headroom) = (
+        sim.net.buffers[i].params.size,
+        sim.net.buffers[i].params.pfc.unwrap().headroom,
+    );
+    sim.net.buffers[i].max_used = size + 1;
+    let bad = sim.invariant_violations();
+    assert!(bad.len() == 1 && bad[0].contains("above its size"), "{bad:?}");
+    sim.net.buffers[i].max_used = size;
+    sim.net.buffers[i].max_headroom = headroom + 1;
+    let bad = sim.invariant_violations();
+    assert!(bad.len() == 1 && bad[0].contains("headroom"), "{bad:?}");
 }

@@ -116,12 +116,7 @@ fn table_columns<'py>(py: Python<'py>, t: &Table) -> PyResult<Vec<Bound<'py, PyT
 }
 
 fn stop_reason_name(r: StopReason) -> &'static str {
-    match r {
-        StopReason::Drained => "drained",
-        StopReason::Horizon => "horizon",
-        StopReason::Cancelled => "cancelled",
-        StopReason::NoProgress => "no_progress",
-    }
+    r.name()
 }
 
 /// The progress callback's arguments: now_us, stop_at_us, events, flows_done,
@@ -152,7 +147,8 @@ fn progress_args(p: &Progress) -> (f64, f64, u64, usize, usize, u64, u64) {
 /// is then ignored.
 ///
 /// Returns a dict: scenario_toml, summary_json, counters_json,
-/// packets_in_network, stop_reason ("drained", "horizon" or "cancelled") and
+/// packets_in_network, stop_reason ("drained", "horizon", "cancelled",
+/// "no_progress" or "pfc_deadlock"), stop_note (why it stopped early, or None) and
 /// tables: {name: [(column, numpy dtype, data)]}, "flows" always, time series
 /// and "failures" when the scenario has them.
 /// `max_memory` (bytes, default 8 GiB): a scenario estimated to need more

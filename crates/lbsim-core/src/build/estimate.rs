@@ -139,6 +139,7 @@ pub fn run(
     d: &Derived,
     shape: &Shape,
     net_bytes: f64,
+    switches: usize,
     limits: &Limits,
 ) -> Result<Estimate, ScenarioError> {
     let Sizes { mtu, header, .. } = d.sizes;
@@ -195,9 +196,11 @@ pub fn run(
     let in_flight = (hosts * window_pkts * 4.0 + 6.0 * hosts * queue_pkts).min(packets);
     let flow_bytes = flows * cost::FLOW + messages * cost::MESSAGE;
     let packet_bytes = packets * per_packet + in_flight * cost::IN_FLIGHT;
-    // Time series: one row per bucket up to the horizon, per sampled port and for drops.
+    // Time series: one row per bucket up to the horizon, per sampled port, for drops and per shared buffer.
     let o = &s.observe;
-    let series = o.ports.len() as f64 * s.topology.radix as f64 + if o.drops { 1.0 } else { 0.0 };
+    let series = o.ports.len() as f64 * s.topology.radix as f64
+        + if o.drops { 1.0 } else { 0.0 }
+        + if o.buffers { switches as f64 } else { 0.0 };
     let buckets = s.stop_at.value.ps() as f64 / o.bucket.value.ps().max(1) as f64;
     let sample_bytes = if series > 0.0 {
         buckets * series * cost::SAMPLE

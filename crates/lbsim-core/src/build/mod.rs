@@ -44,8 +44,8 @@ pub fn build_with(
     let d = Derived::of(s, &net, sizes)?;
     checks::derived(s, &d)?;
     let shape = workload::shape::shape(&s.workload, net_info(&net, &d), base_dir)?;
-    let estimate = estimate::run(s, &d, &shape, net_bytes, limits)?;
-    derive::install_queues(&mut net, d.queue, s.seed);
+    let estimate = estimate::run(s, &d, &shape, net_bytes, net.switches.len(), limits)?;
+    derive::install_queues(&mut net, s, &d)?;
     let parts = Parts::prepare(s, &d)?;
     parts.install_policies(&mut net);
     let traffic = workload::generate(&s.workload, net_info(&net, &d), s.seed, base_dir)?;
@@ -63,6 +63,9 @@ pub fn build_with(
     }
     sim.set_failures(plans, s.routing.convergence.value);
     sim.set_stall_window(checks::stall_window(s, &d));
+    if let Some(q) = s.queue.shared.as_ref().filter(|q| q.pfc && !sim.net.buffers.is_empty()) {
+        sim.set_pfc_watchdog(q.deadlock_after.value);
+    }
     if let Some(obs) = observer {
         sim.set_observer(obs);
     }
@@ -121,8 +124,11 @@ fn observer(s: &Scenario, net: &crate::net::Network) -> Result<Option<Observer>,
     if o.bucket.value == SimTime::ZERO {
         return err("observe.bucket", "must be positive");
     }
-    if ports.is_empty() && !o.drops && !o.rtt {
+    if o.buffers && net.buffers.is_empty() {
+        return err("observe.buffers", "needs a shared buffer (queue.kind = \"shared\")");
+    }
+    if ports.is_empty() && !o.drops && !o.rtt && !o.buffers {
         return Ok(None);
     }
-    Ok(Some(Observer::new(o.bucket.value, ports, o.drops, o.rtt)))
+    Ok(Some(Observer::new(o.bucket.value, ports, o.drops, o.rtt, o.buffers)))
 }

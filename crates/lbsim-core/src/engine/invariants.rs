@@ -1,23 +1,25 @@
 //! Invariants every finished run must satisfy, checked once at its end from
 //! counters the engine keeps anyway (nothing on the hot path):
 //!
-//! - packet conservation: every packet a host or switch made was delivered
-//!   to a host, dropped (congestion or failure) or is still in the network,
-//!   and no more packets of a kind were counted than were sent;
+//! - packet conservation: every packet a host or switch made (PFC frames
+//!   included) was delivered, dropped (congestion or failure) or is still in
+//!   the network, and the packets counted by kind add up to those sent;
 //! - payload: no receiver got more payload than the workload has, the
 //!   finished flows' bytes all arrived, and when every flow finished exactly
 //!   the workload's bytes arrived, each data packet once;
 //! - each flow: it finished at its receiver only after it started, at its
 //!   sender only after its receiver, and never faster than physics allows
 //!   (`Fastest`); the finished counts agree with the flows;
-//! - queues: no switch queue ever held more data than its capacity.
+//! - queues: no switch queue ever held more data than its capacity; a
+//!   shared buffer never more than its size, nor an ingress group more
+//!   headroom than its PFC reserve.
 //!
 //! A violation is an engine bug, never a scenario's fault: `lbsim_core::run`
 //! panics with the violations and every counter, so it cannot go unnoticed.
 
 use super::Simulation;
 use crate::net::queue::QueueDiscipline;
-use crate::net::Node;
+use crate::net::{Node, Queue};
 use crate::time::{Rate, SimTime};
 use crate::transport::{Flow, Receive};
 
@@ -84,11 +86,12 @@ impl Simulation {
                 c.packets_sent, c.delivered, c.drops_congestion, c.drops_failure
             ));
         }
-        let by_kind = c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent + c.rts_sent;
-        if by_kind > c.packets_sent {
+        let by_kind =
+            c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent + c.rts_sent + c.pfc_pauses + c.pfc_resumes;
+        if by_kind != c.packets_sent {
             bad.push(format!(
-                "packets: {by_kind} counted by kind but only {} sent",
-                c.packets_sent
+                "packets: {} sent but {by_kind} counted by kind ({} data + {} ACKs + {} NACKs + {} credits + {} RTS + {} PFC pauses + {} PFC resumes)",
+                c.packets_sent, c.data_sent, c.acks_sent, c.nacks_sent, c.credits_sent, c.rts_sent, c.pfc_pauses, c.pfc_resumes
             ));
         }
         if c.retransmissions > c.data_sent {
@@ -155,12 +158,43 @@ impl Simulation {
             ));
         }
 
+        bad.extend(self.queue_violations());
+        bad
+    }
+
+    /// Queues within their capacity: a two-class port's data class within
+    /// `queue.capacity`; a shared-buffer switch within `queue.shared.size`
+    /// (its PFC headroom is reserved inside it), each port's queue within the
+    /// buffer, and each ingress group's headroom within its reserve.
+    fn queue_violations(&self) -> Vec<String> {
+        let mut bad = Vec::new();
         for p in &self.net.ports {
+            let Node::Switch(sw) = p.from else { continue };
             let max = p.queue.stats().max_bytes;
-            if matches!(p.from, Node::Switch(_)) && max > self.params.queue_bytes {
+            let (capacity, what) = match &p.queue {
+                Queue::Shared(_) => (self.net.buffers[sw as usize].params.size, "its switch's buffer"),
+                _ => (self.params.queue_bytes, "its capacity"),
+            };
+            if max > capacity {
                 bad.push(format!(
-                    "queue {}: held {max} B of data, above its capacity of {} B",
-                    p.name, self.params.queue_bytes
+                    "queue {}: held {max} B of data, above {what} of {capacity} B",
+                    p.name
+                ));
+            }
+        }
+        for (sw, b) in self.net.buffers.iter().enumerate() {
+            let name = &self.net.switches[sw].name;
+            if b.max_used > b.params.size {
+                bad.push(format!(
+                    "buffer of {name}: held {} B, above its size of {} B",
+                    b.max_used, b.params.size
+                ));
+            }
+            let reserve = b.params.pfc.map_or(0, |p| p.headroom);
+            if b.max_headroom > reserve {
+                bad.push(format!(
+                    "buffer of {name}: an ingress group held {} B of headroom, above its reserve of {reserve} B",
+                    b.max_headroom
                 ));
             }
         }

@@ -96,6 +96,12 @@ impl Simulation {
         stuck.then_some(StopReason::NoProgress)
     }
 
+    /// Why the run stopped early, in words: the no-progress guard's or the
+    /// PFC watchdog's note (None for the other reasons).
+    pub fn stop_note(&self) -> Option<String> {
+        self.no_progress_note().or_else(|| self.pfc_deadlock_note())
+    }
+
     /// Why the guard stopped the run, in words (None if it did not).
     pub fn no_progress_note(&self) -> Option<String> {
         if self.stop_reason != Some(StopReason::NoProgress) {
