@@ -343,3 +343,44 @@ fn invariants_count_pfc_frames_and_bound_shared_buffers() {
     let bad = sim.invariant_violations();
     assert!(bad.len() == 1 && bad[0].contains("headroom"), "{bad:?}");
 }
+
+/// Defect 2 and 8 for `[queue.shared]`: a pause time a frame cannot carry
+/// (sub-nanosecond: it became 0 ns, a resume; above 2^32 ns: clamped) or
+/// the link cannot refresh (shorter than two frames), a watchdog shorter
+/// than a pause, a
+/// non-finite α, a buffer smaller than a packet, a hysteresis no group can
+/// get below, and a headroom the buffer cannot reserve for every port are refused
+/// naming the key.
+#[test]
+fn shared_buffer_keys_are_range_checked() {
+    let cases: &[(&str, &str)] = &[
+        ("queue.shared.pause_time", "500ps"),
+        ("queue.shared.pause_time", "1500ps"),
+        ("queue.shared.pause_time", "5s"),
+        ("queue.shared.pause_time", "1e30s"),
+        // A refresh every 0.5 ns on a link that takes 5.12 ns per frame: found by the fuzzer as a hang.
+        ("queue.shared.pause_time", "1ns"),
+        ("queue.shared.deadlock_after", "1us"),
+        ("queue.shared.deadlock_after", "0us"),
+        ("queue.shared.deadlock_after", "1e30s"),
+        ("queue.shared.egress_alpha", "inf"),
+        ("queue.shared.pfc_alpha", "nan"),
+        ("queue.shared.size", "1000B"),
+        ("queue.shared.size", "1e30B"),
+        ("queue.shared.hysteresis", "2MiB"),
+        ("queue.shared.headroom", "1PiB"),
+    ];
+    for &(key, value) in cases {
+        let e = refused(SHARED_PFC, &[(key, value)]);
+        assert_eq!(e.key, key, "{key} = {value}: {e}");
+    }
+    // The largest pause a frame carries is accepted.
+    let o = [
+        ("queue.shared.pause_time".into(), "4.294967295s".into()),
+        ("queue.shared.deadlock_after".into(), "5s".into()),
+    ];
+    assert!(build::build(&Scenario::from_toml_with(SHARED_PFC, &o).unwrap(), None).is_ok());
+    // The shortest a 100 Gb/s link refreshes: two 64 B frames, 10.24 ns.
+    let o = [("queue.shared.pause_time".into(), "11ns".into())];
+    assert!(build::build(&Scenario::from_toml_with(SHARED_PFC, &o).unwrap(), None).is_ok());
+}

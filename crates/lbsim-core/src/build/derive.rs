@@ -217,8 +217,8 @@ pub fn install_queues(net: &mut Network, s: &Scenario, d: &Derived) -> Result<()
             .iter()
             .map(|sw| SharedBuffer::new(params, sw.down.len() + sw.up.len()))
             .collect();
-        let total =
-            params.pfc.map_or(0, |p| p.headroom) * net.buffers.iter().map(|b| b.ports() as u64).max().unwrap_or(0);
+        let ports = net.buffers.iter().map(|b| b.ports() as u64).max().unwrap_or(0);
+        let total = params.pfc.map_or(0, |p| p.headroom).saturating_mul(ports);
         if total >= params.size {
             let msg = format!(
                 "({total} B over a switch's ports) must leave room in queue.shared.size ({} B)",
@@ -249,6 +249,12 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
     let mtu = d.sizes.mtu;
     let bytes = |a: &Amount, key: &str| a.bytes(mtu, d.bdp, None).map_err(|e| ScenarioError::new(key, e));
     let size = bytes(&q.size, "queue.shared.size")?;
+    if size < mtu {
+        return err(
+            "queue.shared.size",
+            format!("({size} B) must hold at least one packet (packet.mtu = {mtu} B)"),
+        );
+    }
     // Headroom "auto": what a link carries in one round trip plus two packets in service (ConWeave artifact's rule).
     let rate = s.topology.link_rate.value;
     let headroom = match &q.headroom.value {
@@ -279,10 +285,44 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
             format!("({kmin} B) must not exceed queue.ecn_kmax ({kmax} B)"),
         );
     }
+    let hysteresis = bytes(&q.hysteresis, "queue.shared.hysteresis")?;
+    if q.pfc && hysteresis >= size {
+        // A group resumes only this far below a threshold that is a share of the buffer: never.
+        return err(
+            "queue.shared.hysteresis",
+            format!("({hysteresis} B) must be less than queue.shared.size ({size} B), or a paused group never resumes"),
+        );
+    }
+    if q.pfc {
+        // The switch re-sends a pause every half pause time: each refresh must fit on the link
+        // (a shorter one floods it with frames, an event every few picoseconds).
+        let frame = rate.serialization(crate::engine::PFC_FRAME_BYTES as u64);
+        let pause = q.pause_time.value;
+        if pause.ps() < 2 * frame.ps() {
+            return err(
+                "queue.shared.pause_time",
+                format!(
+                    "(\"{}\") must be at least two PFC frames' time on a topology.link_rate link ({}), or its refreshes cannot keep up",
+                    q.pause_time.text,
+                    SimTime(2 * frame.ps())
+                ),
+            );
+        }
+        // A watchdog shorter than a pause would take any full pause for a deadlock.
+        if q.deadlock_after.value < pause {
+            return err(
+                "queue.shared.deadlock_after",
+                format!(
+                    "(\"{}\") must be at least queue.shared.pause_time (\"{}\"): a pause alone holds a class that long",
+                    q.deadlock_after.text, q.pause_time.text
+                ),
+            );
+        }
+    }
     let pfc = q.pfc.then_some(PfcParams {
         alpha: q.pfc_alpha,
         headroom,
-        hysteresis: bytes(&q.hysteresis, "queue.shared.hysteresis")?,
+        hysteresis,
         pause_time: q.pause_time.value,
     });
     Ok(SharedParams {

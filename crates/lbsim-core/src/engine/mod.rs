@@ -31,6 +31,7 @@ use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::time::SimTime;
 use crate::transport::{Flow, TransportParams};
+pub use pfc::PFC_FRAME_BYTES;
 
 /// Run-wide constants resolved from the scenario.
 #[derive(Clone, Debug)]

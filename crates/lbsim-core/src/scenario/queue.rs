@@ -106,14 +106,21 @@ impl SharedQueue {
                 format!("must be a class 1-7 (0 is the control class), got {}", self.data_class),
             );
         }
-        if self.egress_alpha.is_nan() || self.egress_alpha <= 0.0 {
-            return bad("egress_alpha", format!("must be positive, got {}", self.egress_alpha));
+        for (key, alpha) in [("egress_alpha", self.egress_alpha), ("pfc_alpha", self.pfc_alpha)] {
+            if !(alpha > 0.0 && alpha.is_finite()) {
+                return bad(key, format!("must be a positive number, got {alpha}"));
+            }
         }
-        if self.pfc_alpha.is_nan() || self.pfc_alpha <= 0.0 {
-            return bad("pfc_alpha", format!("must be positive, got {}", self.pfc_alpha));
-        }
-        if self.pause_time.value.ps() == 0 {
-            return bad("pause_time", "must be positive".into());
+        // A pause frame carries its time in whole nanoseconds, in 32 bits.
+        let pause_ps = self.pause_time.value.ps();
+        if pause_ps == 0 || pause_ps % 1000 != 0 || pause_ps / 1000 > u32::MAX as u64 {
+            return bad(
+                "pause_time",
+                format!(
+                    "must be a whole number of nanoseconds from 1ns to 4.294967295s (a pause frame carries it in 32 bits of ns), got \"{}\"",
+                    self.pause_time.text
+                ),
+            );
         }
         if self.deadlock_after.value.ps() == 0 {
             return bad("deadlock_after", "must be positive".into());

@@ -97,7 +97,7 @@ pub struct SharedBuffer {
 
 impl SharedBuffer {
     pub fn new(params: SharedParams, ports: usize) -> Self {
-        let reserved = params.pfc.map_or(0, |p| p.headroom * ports as u64);
+        let reserved = params.pfc.map_or(0, |p| p.headroom.saturating_mul(ports as u64));
         SharedBuffer {
             params,
             used: 0,
