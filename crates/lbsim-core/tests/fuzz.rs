@@ -2,7 +2,8 @@
 //! `cargo test` does (no nightly toolchain, no extra crates):
 //!
 //! - `random_small_valid_scenarios`: random small scenarios (topology, tiers,
-//!   radix, rates, packet sizes, queues, transport, every load balancer and
+//!   radix, rates, packet sizes, queues (two-class, and shared buffers with
+//!   or without PFC), transport, every load balancer and
 //!   congestion control, every workload, random failures of every kind):
 //!   each either is refused with a `ScenarioError`, or runs to the end of a
 //!   bounded horizon without a panic, within a wall-clock bound, with the
@@ -77,11 +78,34 @@ fn scenario_text(case: u64) -> String {
     let cc = g.pick(&["dctcp", "dctcp", "mprdma", "eqds"]);
     let trimming = if cc == "eqds" { g.chance(0.8) } else { g.chance(0.3) };
     let (kmin, kmax) = *g.pick(&[&("20%", "80%"), &("10pkt", "15pkt"), &("0%", "100%")]);
-    t += &format!(
-        "[queue]\ncapacity = \"{}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_at = \"{}\"\ntrimming = {trimming}\n",
-        g.pick(&["1bdp", "0.5bdp", "2bdp", "20pkt"]),
-        g.pick(&["enqueue", "dequeue"]),
-    );
+    let capacity = g.pick(&["1bdp", "0.5bdp", "2bdp", "20pkt"]);
+    let ecn_at = g.pick(&["enqueue", "dequeue"]);
+    // Shared-buffer switches with or without PFC, from their own stream so the other draws stay as they were.
+    let mut h = G::new(case, 2);
+    if h.chance(0.2) {
+        let (kmin, kmax) = *h.pick(&[&("10pkt", "15pkt"), &("20KB", "200KB"), &("0B", "1pkt")]);
+        t += &format!(
+            "[queue]\nkind = \"shared\"\ncapacity = \"{capacity}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_pmax = {}\n\
+             ecn_at = \"dequeue\"\ntrimming = false\n\
+             [queue.shared]\nsize = \"{}\"\negress_alpha = {}\ndata_class = {}\nscheduling = \"{}\"\npfc = {}\n\
+             pfc_alpha = {}\nheadroom = \"{}\"\nhysteresis = \"{}\"\npause_time = \"{}\"\ndeadlock_after = \"{}\"\n",
+            h.pick(&["0.2", "1.0"]),
+            h.pick(&["512KiB", "2MiB", "4MiB"]),
+            h.pick(&["1.0", "0.5", "8"]),
+            h.int(1, 7),
+            h.pick(&["round_robin", "strict"]),
+            h.chance(0.7),
+            h.pick(&["0.0625", "0.25", "1"]),
+            h.pick(&["auto", "auto", "20KB"]),
+            h.pick(&["2pkt", "0B", "10KB"]),
+            h.pick(&["5us", "50us", "100ns", "1ns"]),
+            h.pick(&["1ms", "100us"]),
+        );
+    } else {
+        t += &format!(
+            "[queue]\ncapacity = \"{capacity}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_at = \"{ecn_at}\"\ntrimming = {trimming}\n",
+        );
+    }
     t += &format!(
         "[transport]\nrto = \"{}\"\nack_ratio = {}\nack_delay = \"{}\"\n",
         g.pick(&["70us", "auto", "20us"]),
@@ -196,6 +220,7 @@ fn random_small_valid_scenarios() {
     let (first, n) = (env_u64("LBSIM_FUZZ_SEED", 0), env_u64("LBSIM_FUZZ_CASES", 60));
     let limits = Limits { max_memory: 1 << 30 };
     let (mut ran, mut refused) = (0, 0);
+    let mut refused_by = std::collections::BTreeMap::new();
     let t0 = Instant::now();
     for case in first..first + n {
         let text = scenario_text(case);
@@ -209,12 +234,14 @@ fn random_small_valid_scenarios() {
             (Err(a), Err(b)) => {
                 assert_eq!(a, b, "fuzz case {case}: refused differently");
                 refused += 1;
+                let key = a.split(':').next().unwrap_or("").to_string();
+                *refused_by.entry(key).or_insert(0u32) += 1;
             }
             (a, b) => panic!("fuzz case {case}: {a:?} then {b:?}\n{text}"),
         }
     }
     eprintln!(
-        "fuzz: {n} random scenarios from case {first}: {ran} ran twice with equal results, {refused} refused, in {:.1} s",
+        "fuzz: {n} random scenarios from case {first}: {ran} ran twice with equal results, {refused} refused ({refused_by:?}), in {:.1} s",
         t0.elapsed().as_secs_f64()
     );
     assert!(ran * 2 > n as usize, "most random scenarios are valid ({ran} of {n})");
@@ -255,12 +282,18 @@ const NASTY: &[&str] = &[
 
 fn mutate(text: &str, g: &mut G) -> String {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    for _ in 0..g.int(1, 4) {
+    // Half the texts get one mutation, so that many still parse and reach the build and the run.
+    let n = if g.chance(0.5) { 1 } else { g.int(2, 4) };
+    for _ in 0..n {
         let i = g.int(0, lines.len().max(1) as u64 - 1) as usize;
         match g.int(0, 6) {
             0 | 1 | 2 => {
-                if let Some((k, _)) = lines[i].split_once('=') {
-                    lines[i] = format!("{k}= {}", g.pick(NASTY));
+                if let Some((k, v)) = lines[i].split_once('=') {
+                    // Mostly a value of the same TOML type (a quoted quantity for a quoted one), so it parses.
+                    let quoted = v.trim_start().starts_with('"');
+                    let same: Vec<&str> = NASTY.iter().copied().filter(|x| x.starts_with('"') == quoted).collect();
+                    let value = if g.chance(0.8) { g.pick(&same) } else { g.pick(NASTY) };
+                    lines[i] = format!("{k}= {value}");
                 }
             }
             3 => {

@@ -1,6 +1,7 @@
 //! The golden regression suite: small scenarios (`tests/golden/*.toml`)
-//! covering every load balancer, congestion control, failure kind and
-//! workload, each with the digest of its flow table checked in
+//! covering every load balancer, congestion control, queue discipline (PFC
+//! included), failure kind and workload, each with the digest of its flow
+//! table checked in
 //! (`tests/golden/digests.txt`). A change that moves a digest fails here
 //! until the digest is updated in the same commit, with a sentence saying
 //! why on its line. `LBSIM_GOLDEN=update cargo test --release --test golden`
