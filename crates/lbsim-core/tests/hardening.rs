@@ -265,6 +265,11 @@ fn invariants_hold_and_catch_a_broken_counter() {
     sim.counters.delivered -= 1;
     sim.counters.payload_delivered += 1;
     assert!(sim.invariant_violations()[0].starts_with("payload:"));
+    sim.counters.payload_delivered -= 1;
+    // Each finished flow got exactly its bytes: one byte short is caught, and named.
+    sim.flows[3].delivered -= 1;
+    let bad = sim.invariant_violations();
+    assert!(bad[0].starts_with("flow 3: ") && bad[0].contains("finished"), "{bad:?}");
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.assert_invariants()));
     let msg = *r.unwrap_err().downcast::<String>().unwrap();
     assert!(msg.contains("engine bug") && msg.contains("counters"), "{msg}");

@@ -4,9 +4,10 @@
 //! - packet conservation: every packet a host or switch made (PFC frames
 //!   included) was delivered, dropped (congestion or failure) or is still in
 //!   the network, and the packets counted by kind add up to those sent;
-//! - payload: no receiver got more payload than the workload has, the
-//!   finished flows' bytes all arrived, and when every flow finished exactly
-//!   the workload's bytes arrived, each data packet once;
+//! - payload: each finished flow got exactly its bytes, an unfinished one
+//!   at most its bytes, one that never started none; the flows' bytes add up
+//!   to the counter; when every flow finished exactly the workload's bytes
+//!   arrived, each data packet once;
 //! - each flow: it finished at its receiver only after it started, at its
 //!   sender only after its receiver, and never faster than physics allows
 //!   (`Fastest`); the finished counts agree with the flows;
@@ -102,9 +103,23 @@ impl Simulation {
         }
 
         let fastest = Fastest::of_network(self);
-        let (mut rx_done, mut tx_done, mut finished_bytes) = (0usize, 0usize, 0u64);
+        let (mut rx_done, mut tx_done, mut finished_bytes, mut flows_bytes) = (0usize, 0usize, 0u64, 0u64);
         for (i, f) in self.flows.iter().enumerate() {
             let rx = f.rx.finish();
+            flows_bytes += f.delivered;
+            let whole = rx.is_some();
+            if f.delivered > f.spec.size || whole && f.delivered != f.spec.size || !f.tx.active && f.delivered > 0 {
+                bad.push(format!(
+                    "flow {i}: {} B of {} B delivered, {}",
+                    f.delivered,
+                    f.spec.size,
+                    match (whole, f.tx.active) {
+                        (true, _) => "finished",
+                        (false, true) => "unfinished",
+                        (false, false) => "never started",
+                    }
+                ));
+            }
             if let Some(t) = rx {
                 rx_done += 1;
                 finished_bytes += f.spec.size;
@@ -145,6 +160,11 @@ impl Simulation {
             ));
         }
         let delivered = c.payload_delivered;
+        if flows_bytes != delivered {
+            bad.push(format!(
+                "payload: the flows got {flows_bytes} B, the counters say {delivered} B"
+            ));
+        }
         if delivered > self.total_bytes || delivered < finished_bytes {
             bad.push(format!(
                 "payload: {delivered} B delivered, but the finished flows hold {finished_bytes} B of a workload of {} B",

@@ -21,7 +21,9 @@ impl Simulation {
         let f = &mut self.flows[pkt.flow as usize];
         let arrival = f.rx.on_data(&pkt, npkts, now, &self.params.transport.acks);
         if arrival.new {
-            self.counters.payload_delivered += f.tx.payload_of(pkt.seq) as u64;
+            let payload = f.tx.payload_of(pkt.seq) as u64;
+            f.delivered += payload;
+            self.counters.payload_delivered += payload;
         }
         if arrival.complete {
             self.flows_done += 1;

@@ -87,6 +87,8 @@ pub struct Flow {
     pub base_rtt: SimTime,
     /// This flow's packets (data or control) dropped in the network.
     pub drops: u64,
+    /// Payload bytes its receiver got, each packet once (the invariants check it against `spec.size`).
+    pub delivered: u64,
 }
 
 impl Flow {
@@ -122,6 +124,7 @@ impl Flow {
             ideal: SimTime::ZERO,
             base_rtt,
             drops: 0,
+            delivered: 0,
         }
     }
 
