@@ -85,8 +85,8 @@ impl Simulation {
         let paused = self.net.ports.iter().filter(|p| p.paused != 0).count();
         let stuck = self.flows.iter().filter(|f| f.tx.active && !f.is_done()).count();
         Some(format!(
-            "pfc deadlock: nothing but PFC frames moved for {after} (queue.shared.deadlock_after) while {paused} ports \
-             were paused (the pfc table's paused_classes_at_end names them), with {stuck} started flows unfinished; stopped at {}",
+            "pfc deadlock: nothing but PFC frames moved for {after} (queue.shared.deadlock_after) with {paused} paused port(s) \
+             (the pfc table's paused_classes_at_end names them) and {stuck} started flows unfinished; stopped at {}",
             self.now
         ))
     }
@@ -185,6 +185,7 @@ mod tests {
         let down = sim.net.port_by_name("t0_0->h1").unwrap();
         let frame = Packet::pause(3, SimTime::from_us(1_000_000), PFC_FRAME_BYTES, SimTime::ZERO);
         sim.counters.packets_sent += 1;
+        sim.counters.pfc_pauses += 1;
         let id = sim.pool.alloc(frame);
         sim.enqueue(down, id, None);
         assert_eq!(sim.run(), StopReason::PfcDeadlock);
@@ -207,5 +208,11 @@ mod tests {
             .expect("the paused NIC is listed");
         assert_eq!(paused[i], 1 << 3);
         assert!(!sim.flow_records()[0].finished);
+        let note = sim.stop_note().expect("a deadlock is explained");
+        assert!(
+            note.starts_with("pfc deadlock") && note.contains("1 paused port(s)"),
+            "{note}"
+        );
+        assert_eq!(sim.invariant_violations(), Vec::<String>::new());
     }
 }
