@@ -62,6 +62,44 @@ fn huge_workloads_are_refused_before_they_are_built() {
     assert!(e.message.contains("1 MiB"), "{e}");
 }
 
+/// Defect 1, the lazy part: a flow's per-packet state (sender and receiver)
+/// is allocated when it starts and freed when it finishes, so a trace holds
+/// only its flows in progress, not every flow it will ever have.
+#[test]
+fn flows_hold_per_packet_state_only_while_in_progress() {
+    let s = scenario(&format!(
+        "{SMALL}[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.3\nduration = \"3ms\"\n"
+    ));
+    let mut sim = build::build(&s, None).unwrap();
+    let held = |sim: &lbsim_core::Simulation| sim.flows.iter().map(|f| f.tx.state_bytes()).sum::<usize>();
+    // What eager allocation held from the build to each flow's end: 11 B per packet of every flow.
+    let eager: usize = sim.flows.iter().map(|f| f.npkts() as usize * 11).sum();
+    assert!(sim.flows.len() > 50 && eager > 1 << 20, "{} flows, {eager} B", sim.flows.len());
+    assert_eq!(held(&sim), 0, "nothing before the run");
+    // Looked at every 2000 events: only the flows in progress hold state.
+    let mut peak = 0;
+    let mut stops = 0;
+    loop {
+        let r = sim.run_with_progress(2000, &mut |_| false);
+        peak = peak.max(held(&sim));
+        stops += 1;
+        if r != lbsim_core::StopReason::Cancelled {
+            assert_eq!(r, lbsim_core::StopReason::Drained);
+            break;
+        }
+    }
+    assert!(stops > 10, "{stops}");
+    // 3 ms of arrivals at load 0.3: about a third (1.1 of 3.4 MB) at the peak.
+    assert!(peak > 0 && peak * 2 < eager, "peak {peak} B of {eager} B");
+    assert_eq!(held(&sim), 0, "every flow finished and freed it");
+    // The same results as a run in one go.
+    let again = run(&s, None).unwrap();
+    assert_eq!(
+        lbsim_core::metrics::flow_table(&sim.flow_records()).digest(),
+        lbsim_core::metrics::flow_table(&again.flows).digest()
+    );
+}
+
 /// Defect 2: times beyond the u64 picosecond clock wrapped ("20000000s" of
 /// link latency gave the base RTT of 0 ns; a stagger of 6148914.69124 s put
 /// later picks at 10 us and 20 us). Parses are checked (units.rs tests);

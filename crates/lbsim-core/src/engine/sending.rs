@@ -11,7 +11,7 @@ use crate::packet::Packet;
 impl Simulation {
     pub(super) fn on_flow_start(&mut self, flow: u32) {
         let f = &mut self.flows[flow as usize];
-        f.tx.active = true;
+        f.start();
         f.started_at = self.now;
         self.make_ready(flow);
     }

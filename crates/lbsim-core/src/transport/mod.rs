@@ -107,8 +107,8 @@ impl Flow {
         let npkts = packetize(spec.size, mtu, header).0 as u32;
         Flow {
             spec,
-            tx: Sender::new(spec.size, npkts, mtu, header),
-            rx: Receiver::of(transport, npkts),
+            tx: Sender::deferred(spec.size, npkts, mtu, header),
+            rx: Receiver::of(transport),
             cc,
             lb,
             lb_kind,
@@ -126,6 +126,15 @@ impl Flow {
             drops: 0,
             delivered: 0,
         }
+    }
+
+    /// It starts: allocate its per-packet state (flows hold none before
+    /// they start nor after they finish, so a long trace holds only what
+    /// is in progress).
+    pub fn start(&mut self) {
+        self.tx.allocate();
+        self.rx.allocate(self.tx.npkts);
+        self.tx.active = true;
     }
 
     pub fn npkts(&self) -> u32 {

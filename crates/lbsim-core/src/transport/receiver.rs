@@ -69,6 +69,8 @@ pub trait Receive {
     fn finish(&self) -> Option<SimTime>;
     /// The sender has every ACK it needs: free what the receiver keeps for it.
     fn release(&mut self);
+    /// The flow starts: allocate per-packet state for a message of `npkts` packets.
+    fn allocate(&mut self, _npkts: u32) {}
 }
 
 /// The receivers lbsim has (`transport.kind`).
@@ -79,10 +81,11 @@ pub enum Receiver {
 }
 
 impl Receiver {
-    /// The receiver `transport.kind` names, for a message of `npkts` packets.
-    pub fn of(kind: TransportKind, npkts: u32) -> Receiver {
+    /// The receiver `transport.kind` names, its per-packet state allocated
+    /// when the flow starts (`Receive::allocate`).
+    pub fn of(kind: TransportKind) -> Receiver {
         match kind {
-            TransportKind::Sack => Receiver::Sack(Sack::new(npkts)),
+            TransportKind::Sack => Receiver::Sack(Sack::new(0)),
             #[cfg(test)]
             TransportKind::InOrder => Receiver::InOrder(tests::InOrder::new()),
         }
@@ -119,6 +122,9 @@ impl Receive for Receiver {
     }
     fn release(&mut self) {
         dispatch!(self, r => r.release())
+    }
+    fn allocate(&mut self, npkts: u32) {
+        dispatch!(self, r => r.allocate(npkts))
     }
 }
 
@@ -234,6 +240,12 @@ impl Receive for Sack {
 
     fn release(&mut self) {
         self.log.release();
+    }
+
+    fn allocate(&mut self, npkts: u32) {
+        if self.got.is_empty() && self.finish.is_none() {
+            self.got = vec![0; (npkts as usize).div_ceil(64)];
+        }
     }
 }
 

@@ -61,16 +61,24 @@ pub struct Acked {
 }
 
 impl Sender {
+    /// A sender with its per-packet state allocated.
     pub fn new(size: u64, npkts: u32, mtu: u32, header: u32) -> Self {
-        let n = npkts as usize;
+        let mut s = Sender::deferred(size, npkts, mtu, header);
+        s.allocate();
+        s
+    }
+
+    /// A sender whose per-packet state is allocated when its flow starts
+    /// (`allocate`): flows waiting for their start time hold none of it.
+    pub fn deferred(size: u64, npkts: u32, mtu: u32, header: u32) -> Self {
         Sender {
             npkts,
             payload: mtu - header,
             header,
             size,
-            state: vec![PktState::Unsent; n],
-            sent_at: vec![SimTime::ZERO; n],
-            sent_ev: vec![0; n],
+            state: Vec::new(),
+            sent_at: Vec::new(),
+            sent_ev: Vec::new(),
             next_new: 0,
             una: 0,
             ooo_limit: u32::MAX,
@@ -87,6 +95,24 @@ impl Sender {
             timeouts: 0,
             nacks: 0,
         }
+    }
+
+    /// Allocate the per-packet state, before the first send (a no-op once
+    /// allocated, and after the sender finished).
+    pub fn allocate(&mut self) {
+        if self.state.is_empty() && self.finish.is_none() {
+            let n = self.npkts as usize;
+            self.state = vec![PktState::Unsent; n];
+            self.sent_at = vec![SimTime::ZERO; n];
+            self.sent_ev = vec![0; n];
+        }
+    }
+
+    /// Bytes of per-packet state it holds now.
+    pub fn state_bytes(&self) -> usize {
+        self.state.capacity() * std::mem::size_of::<PktState>()
+            + self.sent_at.capacity() * std::mem::size_of::<SimTime>()
+            + self.sent_ev.capacity() * std::mem::size_of::<u16>()
     }
 
     /// Wire size of packet `seq`: its share of the payload plus the header.
