@@ -74,7 +74,11 @@ fn flows_hold_per_packet_state_only_while_in_progress() {
     let held = |sim: &lbsim_core::Simulation| sim.flows.iter().map(|f| f.tx.state_bytes()).sum::<usize>();
     // What eager allocation held from the build to each flow's end: 11 B per packet of every flow.
     let eager: usize = sim.flows.iter().map(|f| f.npkts() as usize * 11).sum();
-    assert!(sim.flows.len() > 50 && eager > 1 << 20, "{} flows, {eager} B", sim.flows.len());
+    assert!(
+        sim.flows.len() > 50 && eager > 1 << 20,
+        "{} flows, {eager} B",
+        sim.flows.len()
+    );
     assert_eq!(held(&sim), 0, "nothing before the run");
     // Looked at every 2000 events: only the flows in progress hold state.
     let mut peak = 0;
@@ -249,12 +253,24 @@ fn nonsense_is_refused_naming_its_key() {
         ("workload.size", "1.5B", "workload.size"),
         ("topology.link_rate", "1e30Gbps", "topology.link_rate"),
         ("topology.uplinks_per_tor", "100", "topology.uplinks_per_tor"),
+        // Found by the fuzzer: k + 1 wrapped to 0 and radix / (k + 1) divided by zero.
+        ("topology.oversubscription", "4294967295", "topology.oversubscription"),
+        ("topology.oversubscription", "64", "topology.oversubscription"),
+        ("topology.radix", "4294967295", "topology.radix"),
         ("seed", "18446744073709551615", "seed"),
     ];
     for &(key, value, want) in cases {
         let e = refused("", &[(key, value)]);
         assert_eq!(e.key, want, "{key} = {value}: {e}");
     }
+    // Ports a ToR would need beyond its radix, when one of them is derived from oversubscription.
+    let e = refused("[topology]\nuplinks_per_tor = 4\noversubscription = 1000000\n", &[]);
+    assert_eq!(e.key, "topology.oversubscription", "{e}");
+    let e = refused(
+        "[topology]\nradix = 16\noversubscription = 1\nhosts_per_tor = 12\nhosts = 48\n",
+        &[],
+    );
+    assert_eq!(e.key, "topology.hosts_per_tor", "{e}");
     let e = refused("", &[("seed", "18446744073709551615")]);
     assert!(
         e.message.contains("9223372036854775807") && !e.message.contains("u64"),

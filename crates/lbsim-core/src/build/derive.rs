@@ -86,23 +86,58 @@ pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
     })
 }
 
+/// The largest radix: ports are numbered within their switch in 16 bits.
+pub const MAX_RADIX: u32 = 1 << 16;
+
 /// A ToR's uplinks and host ports, from radix and oversubscription unless given.
 fn tor_ports(t: &Topology) -> Result<(u32, u32), ScenarioError> {
     if t.radix < 2 {
         return err("topology.radix", format!("must be at least 2, got {}", t.radix));
     }
-    if t.oversubscription == 0 {
-        return err("topology.oversubscription", "must be at least 1 (k in k:1)");
-    }
-    // k:1 at the ToR: uplinks = radix / (k + 1), host ports = k · uplinks.
-    let uplinks = t.uplinks_per_tor.unwrap_or(t.radix / (t.oversubscription + 1));
-    let hpt = t.hosts_per_tor.unwrap_or(uplinks * t.oversubscription);
-    if uplinks == 0 {
+    // A port's index within its switch is a u16 (net::Port::local).
+    if t.radix > MAX_RADIX {
         return err(
             "topology.radix",
             format!(
-                "radix {} leaves no uplinks at {}:1 oversubscription",
-                t.radix, t.oversubscription
+                "must be at most {MAX_RADIX} ports (a port's index in its switch is 16 bits), got {}",
+                t.radix
+            ),
+        );
+    }
+    if t.oversubscription == 0 {
+        return err("topology.oversubscription", "must be at least 1 (k in k:1)");
+    }
+    let k = t.oversubscription as u64;
+    // k:1 at the ToR: uplinks = radix / (k + 1), host ports = k · uplinks (in u64: k may be u32::MAX).
+    let uplinks = t.uplinks_per_tor.unwrap_or((t.radix as u64 / (k + 1)) as u32);
+    let hpt = match t.hosts_per_tor {
+        Some(h) => h as u64,
+        None => uplinks as u64 * k,
+    };
+    if uplinks as u64 + hpt > t.radix as u64 && uplinks > 0 {
+        let key = if t.hosts_per_tor.is_some() {
+            "topology.hosts_per_tor"
+        } else {
+            "topology.oversubscription"
+        };
+        return err(
+            key,
+            format!(
+                "{uplinks} uplinks and {hpt} hosts per ToR ({}:1) do not fit a switch of topology.radix = {} ports",
+                t.oversubscription, t.radix
+            ),
+        );
+    }
+    let hpt = hpt as u32;
+    if uplinks == 0 {
+        if t.uplinks_per_tor.is_some() {
+            return err("topology.uplinks_per_tor", "must be at least 1");
+        }
+        return err(
+            "topology.oversubscription",
+            format!(
+                "{}:1 leaves no uplinks on a ToR of topology.radix = {} ports (it must be below the radix)",
+                t.oversubscription, t.radix
             ),
         );
     }
