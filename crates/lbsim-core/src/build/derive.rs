@@ -249,18 +249,18 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
     let mtu = d.sizes.mtu;
     let bytes = |a: &Amount, key: &str| a.bytes(mtu, d.bdp, None).map_err(|e| ScenarioError::new(key, e));
     let size = bytes(&q.size, "queue.shared.size")?;
-    // Headroom "auto": what a link carries in one round trip plus two packets in service (ConWeave artifact's rule).
+    // Headroom "auto": what arrives after the packet that crosses the threshold, at worst: a
+    // round trip of the link, the packet the pause frame waits behind, the frame itself and the
+    // packet the upstream finishes; plus the crossing packet. The ConWeave artifact's
+    // 2 x rate x delay + 2 MTU is one packet and a frame short: it overflowed, and dropped,
+    // in a 128-host run (docs/rdma.md).
     let rate = s.topology.link_rate.value;
-    let headroom = match &q.headroom.value {
-        None => 2 * rate.bytes_in(s.topology.link_latency.value) + 2 * mtu,
-        Some(_) => {
-            let a = Amount {
-                text: q.headroom.text.clone(),
-                value: q.headroom.value.expect("given"),
-            };
-            bytes(&a, "queue.shared.headroom")?
-        }
-    };
+    let frame = crate::engine::pfc::PFC_FRAME_BYTES as u64;
+    let auto = 2 * rate.bytes_in(s.topology.link_latency.value) + 3 * mtu + frame;
+    let headroom = q
+        .headroom
+        .bytes_or(auto, mtu, d.bdp)
+        .map_err(|e| ScenarioError::new("queue.shared.headroom", e))?;
     let threshold = |a: &Amount, key: &str| match a.value {
         AmountValue::Percent(_) => err(
             key,
@@ -288,6 +288,7 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
     Ok(SharedParams {
         size,
         egress_alpha: q.egress_alpha,
+        egress_limits_lossless: q.egress_limits_lossless,
         pfc,
         data_class: q.data_class,
         scheduling: q.scheduling,

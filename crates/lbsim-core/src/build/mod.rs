@@ -71,6 +71,12 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
             acks: AckPolicy {
                 ratio: s.transport.ack_ratio,
                 delay: s.transport.ack_delay.value,
+                nack_interval: s
+                    .transport
+                    .rdma
+                    .as_ref()
+                    .map_or(SimTime::ZERO, |r| r.nack_interval.value),
+                cnp_on_ooo: s.transport.rdma.as_ref().is_some_and(|r| r.cnp_on_ooo),
             },
         },
         control_bytes: d.sizes.control as u32,

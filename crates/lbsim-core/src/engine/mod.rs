@@ -14,7 +14,7 @@
 mod failures;
 mod hosts;
 mod links;
-mod pfc;
+pub mod pfc;
 mod receiving;
 mod report;
 mod sending;
@@ -282,6 +282,7 @@ impl Simulation {
             Event::FlowStart { flow } => self.on_flow_start(flow),
             Event::FlowTimer { flow } => self.on_flow_timer(flow),
             Event::AckFlush { flow } => self.on_ack_flush(flow),
+            Event::FlowPace { flow } => self.on_flow_pace(flow),
             Event::ReceiverCc { host } => self.on_receiver_cc(host),
             Event::Failure { idx, begin } => self.on_failure(idx, begin),
             Event::RouteUpdate { port, down } => self.on_route_update(port, down),
