@@ -164,6 +164,8 @@ def _print_summary(r: Any) -> None:
     if r.stop_reason != "drained":
         rows.append(("stopped", str(r.stop_reason)))
     console().print(kv_table(rows, title=f"{r.lb}"))
+    for w in s.get("warnings", []):
+        console().print(f"[yellow]warning:[/yellow] {w}")
 
 
 def _cmd_run(a: argparse.Namespace) -> int:

@@ -68,7 +68,8 @@ pub fn run_with_progress(
     let stop_reason = sim.run_with_progress(every, progress);
     let flows = sim.flow_records();
     let messages = sim.message_records();
-    let summary = sim.summary(&messages);
+    let mut summary = sim.summary(&messages);
+    summary.warnings = scenario::warnings(scenario);
     let tables = sim.extra_tables(&messages);
     let final_progress = sim.progress();
     Ok(RunOutput {

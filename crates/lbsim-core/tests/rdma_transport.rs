@@ -117,3 +117,26 @@ fn bad_rdma_settings_name_their_key() {
         "queue.trimming"
     );
 }
+
+/// Go-Back-N under a spraying balancer is allowed, with a warning that
+/// explains its retransmissions; under ECMP there is none.
+#[test]
+fn go_back_n_under_spraying_warns() {
+    let w = |lb: &str| {
+        lbsim_core::scenario::warnings(&scenario(&format!(
+            "preset = \"rdma_lossless\"\n[lb]\nkind = \"{lb}\"\n"
+        )))
+    };
+    assert!(w("ecmp").is_empty());
+    let ops = w("ops");
+    assert_eq!(ops.len(), 1);
+    assert!(
+        ops[0].contains("lb.kind = \"ops\"") && ops[0].contains("retransmissions"),
+        "{}",
+        ops[0]
+    );
+    let flows: Vec<(u32, u32, u64)> = (0..8).map(|s| (s, 16 + s, 1 << 20)).collect();
+    let (out, _) = rdma("rdma_lossless", &flows, "[lb]\nkind = \"ops\"\n", "gbn-ops");
+    assert_eq!(out.summary.warnings, ops);
+    assert!(out.counters.retransmissions > 0, "sprayed packets overtake each other");
+}

@@ -250,13 +250,14 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
     let bytes = |a: &Amount, key: &str| a.bytes(mtu, d.bdp, None).map_err(|e| ScenarioError::new(key, e));
     let size = bytes(&q.size, "queue.shared.size")?;
     // Headroom "auto": what arrives after the packet that crosses the threshold, at worst: a
-    // round trip of the link, the packet the pause frame waits behind, the frame itself and the
+    // round trip of the link and the switch's latency, the packet the pause frame waits behind, the frame itself and the
     // packet the upstream finishes; plus the crossing packet. The ConWeave artifact's
     // 2 x rate x delay + 2 MTU is one packet and a frame short: it overflowed, and dropped,
     // in a 128-host run (docs/rdma.md).
     let rate = s.topology.link_rate.value;
     let frame = crate::engine::pfc::PFC_FRAME_BYTES as u64;
-    let auto = 2 * rate.bytes_in(s.topology.link_latency.value) + 3 * mtu + frame;
+    let hop = s.topology.link_latency.value + s.topology.switch_latency.value;
+    let auto = 2 * rate.bytes_in(hop) + 3 * mtu + frame;
     let headroom = q
         .headroom
         .bytes_or(auto, mtu, d.bdp)

@@ -37,7 +37,8 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let observer = observer(s, &net)?;
     let receiver_cc = parts.receiver_cc(&net, flows.len());
 
-    let mut sim = Simulation::new(net, flows, params(s, &d));
+    let paced = flows.iter().any(|f| matches!(f.cc, crate::cc::Cc::Dcqcn(_)));
+    let mut sim = Simulation::new(net, flows, SimParams { paced, ..params(s, &d) });
     sim.set_workload_meta(meta);
     if let Some(agent) = receiver_cc {
         sim.set_receiver_cc(agent);
@@ -84,6 +85,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
         base_rtt: d.base_rtt,
         bdp_bytes: d.bdp,
         queue_bytes: d.queue.capacity,
+        paced: false,
     }
 }
 

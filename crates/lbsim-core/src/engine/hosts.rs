@@ -31,7 +31,7 @@ impl Simulation {
                 continue;
             }
             let now = self.now;
-            if let Some(at) = f.cc.paced_until(now) {
+            if let Some(at) = self.params.paced.then(|| f.cc.paced_until(now)).flatten() {
                 // Rate-paced (DCQCN): wake the flow when it may go.
                 f.in_ready = false;
                 if at < f.pace_at {

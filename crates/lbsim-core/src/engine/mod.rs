@@ -41,6 +41,8 @@ pub struct SimParams {
     pub base_rtt: SimTime,
     pub bdp_bytes: u64,
     pub queue_bytes: u64,
+    /// Some flow's congestion control paces by rate (DCQCN): the NICs ask it when to send.
+    pub paced: bool,
 }
 
 /// What the workload says beyond the flows themselves.

@@ -48,6 +48,7 @@ impl Simulation {
     }
 
     /// A rate-paced flow's next packet may leave.
+    #[inline(never)]
     pub(super) fn on_flow_pace(&mut self, flow: u32) {
         let f = &mut self.flows[flow as usize];
         if f.pace_at == self.now {

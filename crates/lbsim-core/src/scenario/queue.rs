@@ -57,7 +57,7 @@ pub struct SharedQueue {
     pub pfc: bool,
     /// Ingress dynamic threshold of a priority group (PFC's XOFF point), a fraction of the free shared pool.
     pub pfc_alpha: f64,
-    /// Per port and group, for what arrives after a pause: bytes, or "auto" = 2 × rate × link latency + 3 MTU + a pause frame.
+    /// Per port and group, for what arrives after a pause: bytes, or "auto" = 2 × rate × (link + switch latency) + 3 MTU + a pause frame.
     pub headroom: AutoAmount,
     /// A paused group resumes this far below its threshold.
     pub hysteresis: Amount,

@@ -112,6 +112,28 @@ impl Transport {
     }
 }
 
+/// What a scenario allows but a user likely did not mean: Go-Back-N under
+/// a balancer that reorders a flow's packets retransmits everything behind
+/// each overtaken packet.
+pub fn warnings(s: &super::Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.transport.kind == TransportKind::Gbn {
+        let kinds = std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind));
+        for kind in kinds {
+            let e = crate::lb::entry(kind);
+            if e.reorders {
+                out.push(format!(
+                    "lb.kind = \"{}\" sends a flow's packets over several paths; transport.kind = \"gbn\" \
+                     accepts only in-order packets, so every overtaken packet makes its sender resend \
+                     everything after it (counted as retransmissions). IRN (\"irn\") or \"sack\" tolerate reordering.",
+                    e.name
+                ));
+            }
+        }
+    }
+    out
+}
+
 impl RdmaTransport {
     fn check(&self) -> Result<(), ScenarioError> {
         let bad = |key: &str, msg: &str| Err(ScenarioError::new(format!("transport.rdma.{key}"), msg));
