@@ -334,6 +334,13 @@ class Result:
         meta.update({k: v for k, v in self.meta.items() if k not in meta})
         return meta
 
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the headline numbers, unfinished flows, the summary
+        (see :func:`lbsim.report.result_html`)."""
+        from .report import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         s = self.summary
         return (

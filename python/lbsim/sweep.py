@@ -512,6 +512,13 @@ class SweepResult:
             frames.append(df)
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: which load balancer won, every point in a
+        sortable table (see :func:`lbsim.report.sweep_html`)."""
+        from .report import sweep_html
+
+        return sweep_html(self)
+
     def __repr__(self) -> str:
         return f"<SweepResult {str(self.path)!r}>"
 

@@ -56,14 +56,18 @@ def slowdown_per_bucket(
 
 
 def slowdown_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
-    """CDF of the measured flows' slowdowns (log x), one line per group."""
+    """CDF of the measured flows' slowdowns, one line per group (log x when
+    the largest slowdown is 10 or more)."""
     with style.context():
         fig, ax = _figure_axes(ax)
+        top = 1.0
         for name, runs in groups.items():
             s = np.sort(measured_flows(runs)["slowdown"].to_numpy(dtype=float))
             if len(s):
                 ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post", color=style.color(name), label=style.label(name))
-        ax.set_xscale("log")
+                top = max(top, float(s[-1]))
+        if top >= 10:  # slowdowns are at least 1: a log axis only when they span a decade
+            ax.set_xscale("log")
         ax.set_xlabel("FCT slowdown")
         ax.set_ylabel("Fraction of flows (CDF)")
         ax.set_ylim(0, 1.02)
