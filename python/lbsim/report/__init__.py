@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import LbsimError
-from ._common import reading, render
+from ._common import check_run_dir, reading, render
 
 if TYPE_CHECKING:
     from ..results import Result
@@ -60,6 +60,7 @@ def _load_run(path: Path) -> Result:
 
     if not is_run_dir(path):
         raise LbsimError(f"{path} is not a run directory (no summary.json and scenario.toml)")
+    check_run_dir(path)
     with reading(path):
         r = load(path)
         # Touch what every report reads, so a broken file fails here, in one line.

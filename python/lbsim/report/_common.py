@@ -191,6 +191,28 @@ def read_json(path: Path) -> dict[str, Any]:
     return value
 
 
+#: What a run's summary.json must hold for a report.
+SUMMARY_KEYS = ("flows", "finished_flows", "unfinished_flows", "max_fct_us", "mean_fct_us", "p99_fct_us")
+
+
+def check_run_dir(path: Path) -> None:
+    """Raise one clear :class:`LbsimError` line when a run directory lacks a
+    file a report needs, or one of them cannot be parsed."""
+    for name in ("scenario.toml", "summary.json", "flows.parquet"):
+        if not (path / name).is_file():
+            raise LbsimError(f"{path}: missing {name} (an incomplete run directory)")
+    s = read_json(path / "summary.json")
+    missing = [k for k in SUMMARY_KEYS if k not in s]
+    if missing:
+        raise LbsimError(f"{path / 'summary.json'}: missing {', '.join(missing)} (not a summary lbsim wrote)")
+    try:
+        tomllib.loads((path / "scenario.toml").read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise LbsimError(f"{path / 'scenario.toml'}: not valid TOML ({one_line(str(e))})") from None
+    if (path / "run.json").is_file():
+        read_json(path / "run.json")
+
+
 def lookup(params: Mapping[str, Any], key: str, default: Any = None) -> Any:
     node: Any = params
     for part in key.split("."):

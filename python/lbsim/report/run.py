@@ -317,7 +317,8 @@ def _size_bins(r: Result, groups: dict[str, list[Result]], notes: Notes) -> Sect
         sec.blocks.append(Text("No message was measured (none finished, or all fell in the warm-up or cool-down)."))
         return sec
     sizes = m["size_bytes"].to_numpy()
-    buckets = 1 if len(np.unique(sizes)) == 1 else min(20, len(m))
+    # ConWeave's 20 buckets, with at least 10 messages in each.
+    buckets = 1 if len(np.unique(sizes)) == 1 else max(1, min(20, len(m) // 10))
     t = slowdown_by_size(r, buckets)
     rows = [
         [cell(int(x["bucket"])), cell(int(x["max_size_bytes"])), cell(int(x["flows"])), cell(float(x["mean"]), 3),
@@ -331,8 +332,10 @@ def _size_bins(r: Result, groups: dict[str, list[Result]], notes: Notes) -> Sect
         rows,
         sortable=True,
     )
-    if buckets == 1:
+    if len(np.unique(sizes)) == 1:
         sec.intro = f"Every measured message is {num(int(sizes[0]))} bytes: one bucket."
+    elif buckets < 4:
+        sec.intro += f" {num(len(m))} measured messages make {buckets} bucket{'s' if buckets > 1 else ''} of 10 or more."
     else:
 
         def draw() -> Any:

@@ -22,6 +22,7 @@ from ._common import (
     Section,
     Table,
     cell,
+    check_run_dir,
     encode,
     lb_color,
     lb_label,
@@ -151,6 +152,7 @@ def _finish_point(pt: Point) -> None:
     from ..results import load
 
     assert pt.run_dir is not None
+    check_run_dir(pt.run_dir)
     with reading(pt.run_dir):
         pt.summary = read_json(pt.run_dir / "summary.json")
         r = load(pt.run_dir)
@@ -468,6 +470,25 @@ def _by_lb_table(page: SweepPage) -> tuple[Table | None, str]:
     return table, winner
 
 
+def _winner_by_key(page: SweepPage, key: str) -> str:
+    """Which load balancer completed the workload fastest at each value of ``key``."""
+    pts = [pt for pt in page.points if pt.done]
+    if len({pt.lb for pt in pts}) < 2:
+        return ""
+    parts = []
+    for x in dict.fromkeys(pt.params.get(key) for pt in page.points):
+        at = [pt for pt in pts if pt.params.get(key) == x]
+        means = {lb: _series_stats([pt.metric("max_fct_us") for pt in at if pt.lb == lb]) for lb in _lb_order(at)}
+        done = {lb: m[0] for lb, m in means.items() if m[3]}
+        if not done:
+            parts.append(f"at {key} = {x} no load balancer finished")
+            continue
+        low = min(done.values())
+        best = [lb for lb, v in done.items() if v <= low * 1.001]
+        parts.append(f"at {x}: {' and '.join(lb_label(b) for b in best)} ({num(low, 1)} µs)")
+    return "Fastest workload completion (max FCT, mean over seeds) " + "; ".join(parts) + "."
+
+
 def _points_table(page: SweepPage) -> Table:
     keys = page.keys
     metric_cols = [
@@ -481,12 +502,13 @@ def _points_table(page: SweepPage) -> Table:
     ]
     cols = [Column("report" if page.kind == "sweep" else "run", numeric=False)]
     cols += [Column(k, numeric=False) for k in keys]
-    cols += [Column("status", numeric=False), Column("flows finished")]
+    cols += [Column("status", numeric=False), Column("finished", title="flows finished / flows")]
     cols += [Column(label) for _, label, _ in metric_cols] + [Column("wall (s)")]
     rows, data = [], []
     for i, pt in enumerate(page.points):
         name = (pt.run_id or pt.name) if page.kind == "sweep" else pt.name
-        link = Cell(name, sort=name, href=pt.report_href, title=pt.error or "")
+        short = name[:8] if page.kind == "sweep" and pt.run_id else name
+        link = Cell(short, sort=name, href=pt.report_href, title=pt.error or name)
         row = [link]
         for k in keys:
             v = pt.params.get(k)
@@ -513,9 +535,9 @@ def _points_table(page: SweepPage) -> Table:
                 c = cell(int(raw) if m == "drops" and raw is not None and np.isfinite(raw) else raw, dec)
             c.data = {"metric": m, "value": _json(raw)}
             row.append(c)
-        row.append(cell(s.get("wall_seconds"), 2) if pt.done else Cell("–"))
+        row.append(cell(s.get("wall_seconds")) if pt.done else Cell("–"))
         rows.append(row)
-        data.append({"status": pt.status, "run-id": pt.run_id or "", "point": str(i)})
+        data.append({"status": pt.status, "run-id": pt.run_id or "", "name": pt.name, "point": str(i)})
     return Table("points-table", cols, rows, sortable=True, row_data=data,
                  caption="Click a column to sort. The first column links to each point's own report.")
 
@@ -618,6 +640,8 @@ def sweep_page(path: Path, *, figures: bool = True) -> SweepPage:
         table, page.winner = _by_lb_table(page)
         if table is not None:
             page.sections.append(Section("by-lb", "Which load balancer won", blocks=[table]))
+    elif len(xkeys) == 1:
+        page.winner = _winner_by_key(page, xkeys[0])
     if figures:
         sec = Section("plots", "Plots")
         if not xkeys:
