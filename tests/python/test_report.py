@@ -221,6 +221,14 @@ def test_sweep_report_in_browser(cli, small_file: Path, tmp_path: Path, browser)
     with browser.open(target) as o:
         assert_clean_page(o, min_images=1)
         assert_summary_table(o, json.loads((target.parent / "summary.json").read_text()))
+    # Written elsewhere: the links still reach the points' reports (kept, not redrawn, with --no-runs).
+    before = target.stat().st_mtime_ns
+    p = cli("report", "sw", "--out", "elsewhere/sweep.html", "--no-runs", check=True)
+    assert p.stdout.strip() == str(Path("elsewhere") / "sweep.html")
+    other = tmp_path / "elsewhere" / "sweep.html"
+    links = re.findall(r'<td class="text [^"]*"[^>]*><a href="([^"]+)"', other.read_text())
+    assert len(links) == 8 and all((other.parent / h).resolve().is_file() for h in links)
+    assert target.stat().st_mtime_ns == before
 
 
 def test_demo_report_says_which_scheme_won(cli, tmp_path: Path, browser) -> None:

@@ -46,7 +46,7 @@ def slowdown_per_bucket(
                 raise LbsimError(f"unknown statistic {stat!r}; known: mean, p50, p95, p99, p999")
             ax.plot(t["bucket"], t[stat], marker="o", markersize=2.5, color=style.color(name), label=style.label(name))
             labels = labels or [_size_label(b) for b in t["max_size_bytes"]]
-        ticks = list(range(0, buckets, max(1, buckets // 5))) + [buckets - 1]
+        ticks = sorted(set(range(0, buckets, max(1, buckets // 5))) | {buckets - 1})
         ax.set_xticks(ticks, [labels[i] for i in ticks] if labels else [])
         ax.set_xlabel("Flow size (bytes, equal-count buckets)")
         ax.set_ylabel(f"FCT slowdown ({'average' if stat == 'mean' else stat})")

@@ -98,17 +98,18 @@ def run_report(run: Result | str | Path, out: str | Path | None = None) -> Path:
 def sweep_report(path: str | Path, out: str | Path | None = None, *, runs: bool = True) -> Path:
     """Write the report of a sweep directory, or of a folder of run
     directories, and (with ``runs``) each finished run's own report beside
-    it, linked from the table. Returns the report's path."""
+    it, linked from the table (without ``runs``, the run reports already
+    there are linked). Returns the report's path."""
     from .sweep import sweep_page
 
     p = Path(path)
     _check_exists(p)
     target = _out(p, out)
     page = sweep_page(p)
-    if runs:
-        for pt in page.points:
-            if pt.run_dir is not None:
-                rp = run_report(pt.run_dir)
+    for pt in page.points:
+        if pt.run_dir is not None:
+            rp = run_report(pt.run_dir) if runs else pt.run_dir / REPORT_NAME
+            if rp.is_file():  # without runs, link the reports already there
                 pt.report_href = os.path.relpath(rp, target.parent)
     page.finish()
     return _write(target, render("sweep.html.j2", page=page, kind="sweep"))
