@@ -23,6 +23,7 @@ def test_docs_site_builds_strict(tmp_path: Path) -> None:
     )
     assert p.returncode == 0, p.stdout + p.stderr
     assert "WARNING" not in p.stderr, p.stderr
+    assert not (site / "griffe_lbsim.py").exists()  # a build helper, not a page
     # Every Markdown page of docs/ is a page of the site.
     for md in (REPO / "docs").rglob("*.md"):
         rel = md.relative_to(REPO / "docs")
