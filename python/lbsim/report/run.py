@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +13,6 @@ from ..errors import LbsimError
 from ._common import (
     Cell,
     Column,
-    Figure,
     Notes,
     Section,
     Table,
