@@ -27,7 +27,8 @@ use std::collections::BinaryHeap;
 /// What can happen. Indices are arena ids (see `net`, `transport`). The
 /// declaration order is the order of classes at one instant: failures and
 /// routing first, then the packets' walk, then the hosts' timers, new flows,
-/// and sampling last.
+/// sampling, and last the ends of PFC pauses. (Classes added later go after
+/// the existing ones: renumbering a class would reshuffle its tie-breaks.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A failure (index into the simulation's plans) begins or ends.
@@ -50,6 +51,12 @@ pub enum Event {
     FlowStart { flow: u32 },
     /// Time-series sampling.
     SampleTick,
+    /// A port's PFC pause of some class may have run out (lazy: checks its state).
+    PauseEnd { port: u32 },
+    /// A switch re-sends the pauses still in force on one of its ports (PFC refresh).
+    PfcRefresh { port: u32 },
+    /// Look for a PFC deadlock: nothing moved since the last look while pauses are in force.
+    PfcWatchdog,
 }
 
 impl Event {
@@ -57,14 +64,14 @@ impl Event {
     /// bits): a total order on the events of one instant that does not
     /// depend on when they were scheduled, and from which the event is
     /// decoded again (`from_key`).
-    #[inline]
+    #[inline(always)]
     pub fn order_key(self, time: SimTime) -> u64 {
         let key = self.identity();
         key | (mix64(time.0 ^ key) >> 44) << 40
     }
 
     /// The key without its tie-break: class | id | flag.
-    #[inline]
+    #[inline(always)]
     fn identity(self) -> u64 {
         let (class, id, flag): (u64, u32, u8) = match self {
             Event::Failure { idx, begin } => (0, idx, begin as u8),
@@ -77,6 +84,9 @@ impl Event {
             Event::ReceiverCc { host } => (7, host, 0),
             Event::FlowStart { flow } => (8, flow, 0),
             Event::SampleTick => (9, 0, 0),
+            Event::PauseEnd { port } => (10, port, 0),
+            Event::PfcRefresh { port } => (11, port, 0),
+            Event::PfcWatchdog => (12, 0, 0),
         };
         class << 60 | (id as u64) << 8 | flag as u64
     }
@@ -104,7 +114,10 @@ impl Event {
             6 => Event::AckFlush { flow: id },
             7 => Event::ReceiverCc { host: id },
             8 => Event::FlowStart { flow: id },
-            _ => Event::SampleTick,
+            9 => Event::SampleTick,
+            10 => Event::PauseEnd { port: id },
+            11 => Event::PfcRefresh { port: id },
+            _ => Event::PfcWatchdog,
         }
     }
 }
@@ -151,7 +164,7 @@ impl EventQueue {
         Self::default()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: SimTime, event: Event) {
         debug_assert!(time.0 >= self.last, "event scheduled in the past");
         let key = event.order_key(time);
@@ -219,7 +232,7 @@ mod tests {
     use super::*;
     use crate::rng::{Rng, StreamTag};
 
-    const ALL: [Event; 10] = [
+    const ALL: [Event; 13] = [
         Event::Failure { idx: 3, begin: true },
         Event::RouteUpdate { port: 9, down: false },
         Event::TxDone { port: 1 },
@@ -230,6 +243,9 @@ mod tests {
         Event::ReceiverCc { host: 7 },
         Event::FlowStart { flow: 8 },
         Event::SampleTick,
+        Event::PauseEnd { port: 3 },
+        Event::PfcRefresh { port: 4 },
+        Event::PfcWatchdog,
     ];
 
     #[test]

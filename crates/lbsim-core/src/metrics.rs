@@ -33,6 +33,9 @@ pub struct Counters {
     pub events: u64,
     /// Times routing changed its ECMP groups (convergence after failures).
     pub route_updates: u64,
+    /// PFC frames sent: pauses (refreshes included) and resumes.
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
 }
 
 impl Counters {
@@ -45,7 +48,7 @@ impl Counters {
             Nack => self.nacks_sent += 1,
             Credit => self.credits_sent += 1,
             Rts => self.rts_sent += 1,
-            Data => {}
+            Data | Pause => {}
         }
     }
 }
@@ -159,6 +162,11 @@ pub struct Summary {
     pub rto_us: f64,
     pub queue_bytes: u64,
     pub stopped_early: bool,
+    /// Why the run stopped: "drained", "horizon", "cancelled" or "pfc_deadlock".
+    pub stop_reason: &'static str,
+    /// PFC frames sent: pauses (refreshes included) and resumes.
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
 }
 
 /// Nearest-rank percentile of a sorted slice: the smallest value with at

@@ -1,6 +1,7 @@
 //! Time series a run can record (all off by default, `[observe]`): bytes
-//! sent and queue depth of chosen ports per bucket (REPS Figs. 1, 3, 6, 19
-//! use 20 us buckets), drops by cause per bucket, and one RTT sample per ACK.
+//! sent, queue depth and PFC-paused time of chosen ports per bucket (REPS
+//! Figs. 1, 3, 6, 19 use 20 us buckets), drops by cause per bucket, shared
+//! buffer occupancy per switch per bucket, and one RTT sample per ACK.
 //!
 //! Sampling costs one event per bucket, not one per packet; RTT samples cost
 //! a push per ACK, only when asked for.
@@ -15,6 +16,9 @@ pub struct Observer {
     ports: Vec<PortId>,
     drops: bool,
     pub rtt: bool,
+    buffers: bool,
+    /// Time each sampled port had been paused at the last tick.
+    last_paused: Vec<SimTime>,
     /// Bytes each sampled port had sent at the last tick.
     last_tx: Vec<u64>,
     last_drops: [u64; 3],
@@ -28,6 +32,12 @@ pub struct Observer {
     p_queue: Vec<u64>,
     p_queue_max: Vec<u64>,
     p_up: Vec<bool>,
+    p_paused_us: Vec<f64>,
+    // Buffer series rows.
+    b_time: Vec<f64>,
+    b_switch: Vec<String>,
+    b_used: Vec<u64>,
+    b_max: Vec<u64>,
     // Drop series rows.
     d_time: Vec<f64>,
     d_counts: [Vec<u64>; 3],
@@ -38,10 +48,12 @@ pub struct Observer {
 }
 
 impl Observer {
-    pub fn new(bucket: SimTime, ports: Vec<PortId>, drops: bool, rtt: bool) -> Self {
+    pub fn new(bucket: SimTime, ports: Vec<PortId>, drops: bool, rtt: bool, buffers: bool) -> Self {
         Observer {
             bucket,
             last_tx: vec![0; ports.len()],
+            last_paused: vec![SimTime::ZERO; ports.len()],
+            buffers,
             ports,
             drops,
             rtt,
@@ -55,6 +67,11 @@ impl Observer {
             p_queue: Vec::new(),
             p_queue_max: Vec::new(),
             p_up: Vec::new(),
+            p_paused_us: Vec::new(),
+            b_time: Vec::new(),
+            b_switch: Vec::new(),
+            b_used: Vec::new(),
+            b_max: Vec::new(),
             d_time: Vec::new(),
             d_counts: [Vec::new(), Vec::new(), Vec::new()],
             r_flow: Vec::new(),
@@ -65,7 +82,7 @@ impl Observer {
 
     /// Whether anything is sampled per bucket (then the run schedules ticks).
     pub fn ticks(&self) -> bool {
-        !self.ports.is_empty() || self.drops
+        !self.ports.is_empty() || self.drops || self.buffers
     }
 
     /// Close the bucket ending `now`: one row per sampled port, one drop row.
@@ -87,6 +104,17 @@ impl Observer {
             self.p_queue.push(port.queue.backlog_bytes());
             self.p_queue_max.push(port.queue.take_window_max());
             self.p_up.push(port.up);
+            let paused = port.paused_time(now);
+            self.p_paused_us.push((paused - self.last_paused[i]).as_us_f64());
+            self.last_paused[i] = paused;
+        }
+        if self.buffers {
+            for (sw, b) in net.buffers.iter_mut().enumerate() {
+                self.b_time.push(t);
+                self.b_switch.push(net.switches[sw].name.clone());
+                self.b_used.push(b.used);
+                self.b_max.push(b.take_window_max_used());
+            }
         }
         if self.drops {
             let now_drops = [c.drops_congestion, c.drops_failure, c.trims];
@@ -119,7 +147,17 @@ impl Observer {
                     .with("rate_gbps", Column::F64(self.p_rate_gbps.clone()))
                     .with("queue_bytes", Column::U64(self.p_queue.clone()))
                     .with("queue_max_bytes", Column::U64(self.p_queue_max.clone()))
-                    .with("up", Column::Bool(self.p_up.clone())),
+                    .with("up", Column::Bool(self.p_up.clone()))
+                    .with("paused_us", Column::F64(self.p_paused_us.clone())),
+            );
+        }
+        if self.buffers {
+            out.push(
+                Table::new("buffers")
+                    .with("time_us", Column::F64(self.b_time.clone()))
+                    .with("switch", Column::Str(self.b_switch.clone()))
+                    .with("used_bytes", Column::U64(self.b_used.clone()))
+                    .with("max_used_bytes", Column::U64(self.b_max.clone())),
             );
         }
         if self.drops {

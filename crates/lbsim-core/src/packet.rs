@@ -23,7 +23,14 @@ pub enum PacketKind {
     /// `seq` is the highest cumulative credit count it heard, `span` the
     /// credits it needs beyond that.
     Rts,
+    /// PFC (IEEE 802.1Qbb) pause frame, one hop: `span` is the priority
+    /// class, `seq` the pause duration in nanoseconds (0: resume). It
+    /// belongs to no flow (`flow` is `NO_FLOW`).
+    Pause,
 }
+
+/// The `flow` of packets that belong to no flow (PFC frames).
+pub const NO_FLOW: u32 = u32::MAX;
 
 /// Priority class of control packets (ACK, NACK, credits, RTS, trimmed headers).
 pub const CLASS_CONTROL: u8 = 0;
@@ -95,6 +102,16 @@ impl Packet {
             dst: data.src,
             trimmed: false,
             ..*data
+        }
+    }
+
+    /// A PFC frame for `class`: pause for `duration` (zero: resume).
+    pub fn pause(class: u8, duration: SimTime, size: u32, now: SimTime) -> Packet {
+        let ns = (duration.ps() / 1000).min(u32::MAX as u64) as u32;
+        Packet {
+            seq: ns,
+            span: class as u16,
+            ..Packet::new(PacketKind::Pause, NO_FLOW, u32::MAX, u32::MAX, size, now)
         }
     }
 

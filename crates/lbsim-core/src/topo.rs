@@ -195,12 +195,30 @@ pub fn build(p: TopoParams) -> Network {
         shape.pods = b.three_tier(&tor_ids);
     }
 
-    Network {
+    let mut net = Network {
         shape,
         ports: b.ports,
         switches: b.switches,
         hosts,
         policies: Policies::default(),
+        buffers: Vec::new(),
+    };
+    number_ports(&mut net);
+    net
+}
+
+/// Each port's index among its switch's ports (down, then up), and how an
+/// arrival over each link looks at its far end.
+fn number_ports(net: &mut Network) {
+    for s in &net.switches {
+        for (i, &p) in s.down.iter().chain(&s.up).enumerate() {
+            net.ports[p as usize].local = i as u16;
+        }
+    }
+    for p in 0..net.ports.len() {
+        let back = net.ports[p].reverse;
+        let local = net.ports[back as usize].local;
+        net.ports[p].arrival = crate::net::queue::Ingress { back, local };
     }
 }
 

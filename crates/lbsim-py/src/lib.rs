@@ -100,11 +100,7 @@ fn table_columns<'py>(py: Python<'py>, t: &Table) -> PyResult<Vec<Bound<'py, PyT
 }
 
 fn stop_reason_name(r: StopReason) -> &'static str {
-    match r {
-        StopReason::Drained => "drained",
-        StopReason::Horizon => "horizon",
-        StopReason::Cancelled => "cancelled",
-    }
+    r.name()
 }
 
 /// The progress callback's arguments: now_us, stop_at_us, events, flows_done,

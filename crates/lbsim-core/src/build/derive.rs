@@ -2,9 +2,10 @@
 //! the tree's shape, and what follows from the built tree (base RTT, BDP,
 //! queue sizes and ECN thresholds, RTO). Every error names its key.
 
-use crate::net::queue::TwoClassQueue;
+use crate::net::queue::shared::{PfcParams, SharedParams};
+use crate::net::queue::{SharedBuffer, SharedQueue, TwoClassQueue};
 use crate::net::{Network, Node, Queue, QueueParams};
-use crate::scenario::{Amount, AmountValue, EcnAt, Scenario, ScenarioError, Topology};
+use crate::scenario::{Amount, AmountValue, EcnAt, QueueKind, Scenario, ScenarioError, Topology};
 use crate::time::{Rate, SimTime};
 use crate::topo::{port_queue_rng, TopoParams};
 
@@ -194,25 +195,104 @@ fn queue_params(s: &Scenario, sizes: Sizes, bdp: u64) -> Result<QueueParams, Sce
         capacity,
         kmin,
         kmax,
+        pmax: q.ecn_pmax,
         ecn_at_dequeue: q.ecn_at == EcnAt::Dequeue,
         trimming: q.trimming,
         header_bytes: sizes.header as u32,
     })
 }
 
-/// Give every port its queue. Switch ports get the scenario's; host NICs
-/// pull from their flows and neither mark nor drop (as in the artifact).
-/// Queues are sized from the built tree's base RTT, so this follows the
-/// topology step.
-pub fn install_queues(net: &mut Network, queue: QueueParams, seed: u64) {
-    for (id, port) in net.ports.iter_mut().enumerate() {
-        let params = match port.from {
-            Node::Host(_) => QueueParams {
-                header_bytes: queue.header_bytes,
-                ..QueueParams::UNLIMITED
-            },
-            Node::Switch(_) => queue,
-        };
-        port.queue = Queue::TwoClass(TwoClassQueue::new(params, port_queue_rng(seed, id as u32)));
+/// Give every port its queue. Host NICs pull from their flows and neither
+/// mark nor drop (as in the artifacts); switch ports get the scenario's
+/// discipline (`queue.kind`). Queues are sized from the built tree's base
+/// RTT, so this follows the topology step.
+pub fn install_queues(net: &mut Network, s: &Scenario, d: &Derived) -> Result<(), ScenarioError> {
+    let shared = match (s.queue.kind, &s.queue.shared) {
+        (QueueKind::Shared, Some(q)) => Some(shared_params(s, q, d)?),
+        _ => None,
+    };
+    if let Some(params) = shared {
+        net.buffers = net
+            .switches
+            .iter()
+            .map(|sw| SharedBuffer::new(params, sw.down.len() + sw.up.len()))
+            .collect();
+        let total =
+            params.pfc.map_or(0, |p| p.headroom) * net.buffers.iter().map(|b| b.ports() as u64).max().unwrap_or(0);
+        if total >= params.size {
+            let msg = format!(
+                "({total} B over a switch's ports) must leave room in queue.shared.size ({} B)",
+                params.size
+            );
+            return err("queue.shared.headroom", msg);
+        }
     }
+    for (id, port) in net.ports.iter_mut().enumerate() {
+        let rng = port_queue_rng(s.seed, id as u32);
+        port.queue = match (port.from, shared.is_some()) {
+            (Node::Host(_), _) => {
+                let nic = QueueParams {
+                    header_bytes: d.queue.header_bytes,
+                    ..QueueParams::UNLIMITED
+                };
+                Queue::TwoClass(TwoClassQueue::new(nic, rng))
+            }
+            (Node::Switch(_), false) => Queue::TwoClass(TwoClassQueue::new(d.queue, rng)),
+            (Node::Switch(_), true) => Queue::Shared(SharedQueue::new(port.local as usize, rng)),
+        };
+    }
+    Ok(())
+}
+
+/// `[queue.shared]` in bytes and times.
+fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) -> Result<SharedParams, ScenarioError> {
+    let mtu = d.sizes.mtu;
+    let bytes = |a: &Amount, key: &str| a.bytes(mtu, d.bdp, None).map_err(|e| ScenarioError::new(key, e));
+    let size = bytes(&q.size, "queue.shared.size")?;
+    // Headroom "auto": what a link carries in one round trip plus two packets in service (ConWeave artifact's rule).
+    let rate = s.topology.link_rate.value;
+    let headroom = match &q.headroom.value {
+        None => 2 * rate.bytes_in(s.topology.link_latency.value) + 2 * mtu,
+        Some(_) => {
+            let a = Amount {
+                text: q.headroom.text.clone(),
+                value: q.headroom.value.expect("given"),
+            };
+            bytes(&a, "queue.shared.headroom")?
+        }
+    };
+    let threshold = |a: &Amount, key: &str| match a.value {
+        AmountValue::Percent(_) => err(
+            key,
+            format!(
+                "\"{}\": a shared buffer marks at byte thresholds, like \"100KB\"",
+                a.text
+            ),
+        ),
+        _ => bytes(a, key),
+    };
+    let kmin = threshold(&s.queue.ecn_kmin, "queue.ecn_kmin")?;
+    let kmax = threshold(&s.queue.ecn_kmax, "queue.ecn_kmax")?;
+    if kmin > kmax {
+        return err(
+            "queue.ecn_kmin",
+            format!("({kmin} B) must not exceed queue.ecn_kmax ({kmax} B)"),
+        );
+    }
+    let pfc = q.pfc.then_some(PfcParams {
+        alpha: q.pfc_alpha,
+        headroom,
+        hysteresis: bytes(&q.hysteresis, "queue.shared.hysteresis")?,
+        pause_time: q.pause_time.value,
+    });
+    Ok(SharedParams {
+        size,
+        egress_alpha: q.egress_alpha,
+        pfc,
+        data_class: q.data_class,
+        scheduling: q.scheduling,
+        kmin,
+        kmax,
+        pmax: s.queue.ecn_pmax,
+    })
 }

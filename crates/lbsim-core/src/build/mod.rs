@@ -26,7 +26,7 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
     let sizes = Sizes::of(s)?;
     let mut net = topo::build(derive::topo_params(s)?);
     let d = Derived::of(s, &net, sizes)?;
-    derive::install_queues(&mut net, d.queue, s.seed);
+    derive::install_queues(&mut net, s, &d)?;
     let parts = Parts::prepare(s, &d)?;
     parts.install_policies(&mut net);
     let traffic = workload::generate(&s.workload, net_info(&net, &d), s.seed, base_dir)?;
@@ -43,6 +43,9 @@ pub fn build(s: &Scenario, base_dir: Option<&Path>) -> Result<Simulation, Scenar
         sim.set_receiver_cc(agent);
     }
     sim.set_failures(plans, s.routing.convergence.value);
+    if let Some(q) = s.queue.shared.as_ref().filter(|q| q.pfc && !sim.net.buffers.is_empty()) {
+        sim.set_pfc_watchdog(q.deadlock_after.value);
+    }
     if let Some(obs) = observer {
         sim.set_observer(obs);
     }
@@ -101,8 +104,11 @@ fn observer(s: &Scenario, net: &crate::net::Network) -> Result<Option<Observer>,
     if o.bucket.value == SimTime::ZERO {
         return err("observe.bucket", "must be positive");
     }
-    if ports.is_empty() && !o.drops && !o.rtt {
+    if o.buffers && net.buffers.is_empty() {
+        return err("observe.buffers", "needs a shared buffer (queue.kind = \"shared\")");
+    }
+    if ports.is_empty() && !o.drops && !o.rtt && !o.buffers {
         return Ok(None);
     }
-    Ok(Some(Observer::new(o.bucket.value, ports, o.drops, o.rtt)))
+    Ok(Some(Observer::new(o.bucket.value, ports, o.drops, o.rtt, o.buffers)))
 }

@@ -61,6 +61,7 @@ impl Simulation {
             PacketKind::Nack => self.on_nack(pkt),
             PacketKind::Credit => self.on_credit(pkt),
             PacketKind::Rts => self.receive_request(host, pkt),
+            PacketKind::Pause => unreachable!("PFC frames are taken at the link"),
         }
     }
 

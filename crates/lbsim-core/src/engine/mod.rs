@@ -14,6 +14,7 @@
 mod failures;
 mod hosts;
 mod links;
+mod pfc;
 mod receiving;
 mod report;
 mod sending;
@@ -22,6 +23,7 @@ use crate::cc::ReceiverCc;
 use crate::event::{Event, EventQueue};
 use crate::failure::FailurePlan;
 use crate::metrics::Counters;
+use crate::net::queue::PfcSignal;
 use crate::net::{Network, PolicyOut};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
@@ -78,6 +80,20 @@ pub enum StopReason {
     Horizon,
     /// The progress callback asked to stop (e.g. Ctrl-C).
     Cancelled,
+    /// Nothing moved for `queue.shared.deadlock_after` while PFC pauses were
+    /// in force: a PFC deadlock (the `pfc` table says which ports and classes).
+    PfcDeadlock,
+}
+
+impl StopReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Drained => "drained",
+            StopReason::Horizon => "horizon",
+            StopReason::Cancelled => "cancelled",
+            StopReason::PfcDeadlock => "pfc_deadlock",
+        }
+    }
 }
 
 pub struct Simulation {
@@ -101,8 +117,14 @@ pub struct Simulation {
     lost_scratch: Vec<(u64, u16)>,
     /// What switch policies asked for, reused between calls.
     policy_out: PolicyOut,
+    /// PFC frames queues asked for, reused between calls.
+    pfc_signals: Vec<PfcSignal>,
     wall_seconds: f64,
     stop_reason: Option<StopReason>,
+    /// A handler decided the run must end now (a PFC deadlock).
+    halt: Option<StopReason>,
+    /// PFC deadlock watch: its period, and how many packets had moved at its last look.
+    pfc_watch: Option<(SimTime, u64)>,
 }
 
 impl Simulation {
@@ -131,8 +153,11 @@ impl Simulation {
             receiver_cc: None,
             lost_scratch: Vec::new(),
             policy_out: PolicyOut::default(),
+            pfc_signals: Vec::new(),
             wall_seconds: 0.0,
             stop_reason: None,
+            halt: None,
+            pfc_watch: None,
         }
     }
 
@@ -161,6 +186,13 @@ impl Simulation {
     /// The receiving hosts' congestion-control agent (EQDS: receivers pull data with credits).
     pub fn set_receiver_cc(&mut self, agent: Box<dyn ReceiverCc>) {
         self.receiver_cc = Some(agent);
+    }
+
+    /// Watch for PFC deadlocks: end the run when nothing moves for `after`
+    /// while pauses are in force.
+    pub fn set_pfc_watchdog(&mut self, after: SimTime) {
+        self.pfc_watch = Some((after, 0));
+        self.events.push(self.now + after, Event::PfcWatchdog);
     }
 
     /// Record time series while running.
@@ -211,6 +243,9 @@ impl Simulation {
             if self.idle() {
                 break StopReason::Drained;
             }
+            if let Some(r) = self.halt {
+                break r;
+            }
             if self.counters.events >= next_report {
                 next_report = self.counters.events.saturating_add(every);
                 if !progress(self.progress()) {
@@ -250,6 +285,9 @@ impl Simulation {
             Event::ReceiverCc { host } => self.on_receiver_cc(host),
             Event::Failure { idx, begin } => self.on_failure(idx, begin),
             Event::RouteUpdate { port, down } => self.on_route_update(port, down),
+            Event::PauseEnd { port } => self.on_pause_end(port),
+            Event::PfcRefresh { port } => self.on_pfc_refresh(port),
+            Event::PfcWatchdog => self.on_pfc_watchdog(),
             Event::SampleTick => {
                 if let Some(obs) = &mut self.observer {
                     obs.tick(self.now, &mut self.net, &self.counters);

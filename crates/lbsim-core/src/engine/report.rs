@@ -104,6 +104,7 @@ impl Simulation {
         if self.meta.collective.is_some() {
             out.push(step_table(messages));
         }
+        out.extend(self.pfc_table());
         if !self.failures.is_empty() {
             let mut entry = Vec::new();
             let mut link = Vec::new();
@@ -189,6 +190,32 @@ impl Simulation {
             rto_us: self.params.transport.rto.as_us_f64(),
             queue_bytes: self.params.queue_bytes,
             stopped_early: self.stop_reason != Some(StopReason::Drained),
+            stop_reason: self.stop_reason.map_or("drained", StopReason::name),
+            pfc_pauses: c.pfc_pauses,
+            pfc_resumes: c.pfc_resumes,
         }
+    }
+
+    /// PFC per port that sent or received a frame: counts, time paused, and
+    /// the classes still paused when the run ended (a deadlock's ports).
+    fn pfc_table(&self) -> Option<Table> {
+        let ports: Vec<_> = self.net.ports.iter().filter(|p| p.pfc.is_some()).collect();
+        if ports.is_empty() {
+            return None;
+        }
+        let col = |f: &dyn Fn(&crate::net::Port) -> u64| Column::U64(ports.iter().map(|p| f(p)).collect());
+        let state = |p: &crate::net::Port| p.pfc.as_deref().cloned().unwrap_or_default();
+        Some(
+            Table::new("pfc")
+                .with("port", Column::Str(ports.iter().map(|p| p.name.clone()).collect()))
+                .with("pauses_sent", col(&|p| state(p).pauses_sent))
+                .with("resumes_sent", col(&|p| state(p).resumes_sent))
+                .with("pauses_received", col(&|p| state(p).pauses_received))
+                .with(
+                    "paused_us",
+                    Column::F64(ports.iter().map(|p| p.paused_time(self.now).as_us_f64()).collect()),
+                )
+                .with("paused_classes_at_end", col(&|p| p.paused as u64)),
+        )
     }
 }

@@ -10,8 +10,8 @@ pub mod routing;
 pub mod switch;
 
 pub use policy::{Decision, Policies, PolicyOut, RouteCtx, SwitchPolicy};
-pub use port::{Node, Port, PortFault, PortId};
-pub use queue::{Queue, QueueDiscipline, QueueParams};
+pub use port::{Node, PfcPort, Port, PortFault, PortId};
+pub use queue::{Queue, QueueDiscipline, QueueParams, SharedBuffer};
 pub use switch::{Switch, SwitchRole};
 
 use crate::packet::{Packet, PacketId};
@@ -48,6 +48,8 @@ pub struct Network {
     pub hosts: Vec<Host>,
     /// Switch-side load balancers, per route class and switch.
     pub policies: Policies,
+    /// Each switch's shared buffer, for shared-buffer queues (empty otherwise).
+    pub buffers: Vec<SharedBuffer>,
 }
 
 impl Network {

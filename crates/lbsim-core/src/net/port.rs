@@ -4,7 +4,7 @@
 //! htsim's pipe does). Every port knows the port of the same cable in the
 //! other direction (`reverse`).
 
-use super::queue::Queue;
+use super::queue::{Ingress, Queue};
 use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -32,12 +32,36 @@ pub enum PortFault {
     },
 }
 
+/// A port's PFC state: when each class's pause ends, and what it did.
+#[derive(Clone, Debug, Default)]
+pub struct PfcPort {
+    pub pause_until: [SimTime; 8],
+    /// A `PauseEnd` event is pending for this time.
+    pub end_event_at: Option<SimTime>,
+    /// A `PfcRefresh` event is pending (this port sends pauses upstream).
+    pub refresh_pending: bool,
+    /// Since when some class has been paused.
+    pub paused_since: Option<SimTime>,
+    pub paused_total: SimTime,
+    pub pauses_sent: u64,
+    pub resumes_sent: u64,
+    pub pauses_received: u64,
+}
+
 pub struct Port {
     pub name: String,
     pub from: Node,
     pub to: Node,
     /// The same cable's other direction.
     pub reverse: PortId,
+    /// This port's index among its node's ports (a shared buffer's accounting index).
+    pub local: u16,
+    /// How a packet arriving over this link looks to the node it reaches.
+    pub arrival: Ingress,
+    /// Priority classes the node at the far end has paused (PFC; bit c: class c).
+    pub paused: u8,
+    /// PFC state and counters; None until the port sends or receives a frame.
+    pub pfc: Option<Box<PfcPort>>,
     pub rate: Rate,
     /// Propagation latency, plus the traversal latency of the switch it leads into.
     pub latency: SimTime,
@@ -77,6 +101,13 @@ impl Port {
             from,
             to,
             reverse: PortId::MAX,
+            local: 0,
+            arrival: Ingress {
+                back: PortId::MAX,
+                local: 0,
+            },
+            paused: 0,
+            pfc: None,
             rate,
             latency,
             up: true,
@@ -129,6 +160,13 @@ impl Port {
             Some(k) => SimTime(bytes * k),
             None => self.rate.serialization(bytes),
         }
+    }
+
+    /// Time some class of this port has been paused by PFC, up to `now`.
+    pub fn paused_time(&self, now: SimTime) -> SimTime {
+        self.pfc.as_ref().map_or(SimTime::ZERO, |p| {
+            p.paused_total + p.paused_since.map_or(SimTime::ZERO, |since| now - since)
+        })
     }
 
     /// Data bytes waiting plus what is left of the packet on the line: what

@@ -11,6 +11,7 @@
 
 pub mod failures;
 mod presets;
+pub mod queue;
 pub mod registry;
 pub mod units;
 mod workload;
@@ -19,11 +20,12 @@ pub use crate::workload::collective::Layout;
 pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
 pub use presets::preset_names;
 use presets::{merge, preset_name, preset_table, REPLACED_WHOLE};
+pub use queue::{EcnAt, Queue, QueueKind, SharedQueue};
 pub use registry::{CcKind, LbKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-pub use units::{Amount, AmountValue, AutoTime, NeverTime, RateSpec, Time};
+pub use units::{Amount, AmountValue, AutoAmount, AutoTime, NeverTime, RateSpec, Time};
 pub use workload::{Arrivals, LoadBasis, Workload, WorkloadKind};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
@@ -109,23 +111,6 @@ pub struct PacketSizes {
     pub header: Amount,
     /// ACK and NACK size.
     pub ack: Amount,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EcnAt {
-    Enqueue,
-    Dequeue,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Queue {
-    pub capacity: Amount,
-    pub ecn_kmin: Amount,
-    pub ecn_kmax: Amount,
-    pub ecn_at: EcnAt,
-    pub trimming: bool,
 }
 
 /// Which transport flows run (`transport::receiver`): the receiver's rule and its ACK policy.
@@ -222,6 +207,8 @@ pub struct Observe {
     pub drops: bool,
     /// One RTT sample per ACK, per flow.
     pub rtt: bool,
+    /// Shared-buffer occupancy per switch per bucket (`queue.kind = "shared"`).
+    pub buffers: bool,
 }
 
 /// Parse a value given on a command line: TOML syntax if it parses as a
@@ -306,6 +293,7 @@ impl Scenario {
     /// Checks that need no topology: keys that do not apply, obvious ranges.
     fn check_keys(&self) -> Result<(), ScenarioError> {
         self.workload.check_keys()?;
+        self.queue.check()?;
         self.check_parts()?;
         if !(2..=3).contains(&self.topology.tiers) {
             return Err(ScenarioError::new(

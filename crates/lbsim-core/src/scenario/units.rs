@@ -268,3 +268,25 @@ text_quantity!(
     "a time such as \"10ms\" or \"never\"",
     false
 );
+
+/// An amount that may also be "auto" (derived from the topology); `None` is auto.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoAmount {
+    pub text: String,
+    pub value: Option<AmountValue>,
+}
+
+pub fn parse_auto_amount(s: &str) -> Result<Option<AmountValue>, String> {
+    if s.trim() == "auto" {
+        Ok(None)
+    } else {
+        parse_amount(s).map(Some).map_err(|e| format!("{e}, or \"auto\""))
+    }
+}
+
+text_quantity!(
+    AutoAmount,
+    parse_auto_amount,
+    "an amount such as \"30KB\" or \"auto\"",
+    true
+);

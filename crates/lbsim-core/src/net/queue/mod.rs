@@ -4,16 +4,49 @@
 //! `QueueDiscipline` interface, so a new discipline (a shared buffer with
 //! PFC, say) is a new file and one variant here, not a patch to the engine.
 //!
-//! A discipline sees the packet (its priority class is `Packet::class`) and
-//! the port it came in by, so ingress accounting (PFC's per-ingress
-//! counters) has what it needs.
+//! A discipline sees the packet (its priority class is `Packet::class`),
+//! the port it came in by, the time, which classes the downstream has
+//! paused, and its switch's shared buffer if it has one; it may ask for PFC
+//! frames to be sent upstream (`QueueCtx::signals`).
 
+pub mod shared;
 mod two_class;
 
+pub use shared::{SharedBuffer, SharedQueue};
 pub use two_class::{QueueParams, TwoClassQueue};
 
 use super::PortId;
 use crate::packet::{Packet, PacketId, PacketPool};
+use crate::time::SimTime;
+
+/// Where an arriving packet came in, seen from the switch it arrived at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ingress {
+    /// This switch's port back to the upstream node (where a pause goes).
+    pub back: PortId,
+    /// That port's index among the switch's ports (its ingress accounting).
+    pub local: u16,
+}
+
+/// A PFC frame a queue asks for: tell the node at the far end of `port`
+/// to pause `class` for `duration` (zero: resume).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcSignal {
+    pub port: PortId,
+    pub class: u8,
+    pub duration: SimTime,
+}
+
+/// What a queue sees of the rest of the switch on each call.
+pub struct QueueCtx<'a> {
+    pub now: SimTime,
+    /// Classes the downstream has paused on this port (bit c: class c); never dequeue them.
+    pub paused: u8,
+    /// The switch's shared buffer, for disciplines that share one.
+    pub buffer: Option<&'a mut SharedBuffer>,
+    /// PFC frames to send; the engine sends them after the call.
+    pub signals: &'a mut Vec<PfcSignal>,
+}
 
 /// What a queue did with an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +86,11 @@ pub struct QueueStats {
 }
 
 pub trait QueueDiscipline {
-    /// A packet arrives from port `ingress` (None: made by this node). The
-    /// queue may rewrite it (trim, mark).
-    fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, ingress: Option<PortId>) -> Admission;
-    /// The line is free: the next packet to serialize, if any waits.
-    fn dequeue(&mut self, pool: &mut PacketPool) -> Option<Dequeued>;
+    /// A packet arrives by `ingress` (None: made by this node). The queue
+    /// may rewrite it (trim, mark).
+    fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, ingress: Option<Ingress>, ctx: &mut QueueCtx) -> Admission;
+    /// The line is free: the next packet to serialize, if any waits (none of a paused class).
+    fn dequeue(&mut self, pool: &mut PacketPool, ctx: &mut QueueCtx) -> Option<Dequeued>;
     fn is_empty(&self) -> bool;
     /// Data bytes waiting (what adaptive routing compares, what sampling records).
     fn backlog_bytes(&self) -> u64;
@@ -75,6 +108,8 @@ pub enum Queue {
     /// Strict-priority control class ahead of a drop-tail or trimming data
     /// class with RED-style ECN marking (the REPS/htsim switch).
     TwoClass(TwoClassQueue),
+    /// Eight classes in a shared buffer with dynamic thresholds and PFC (the RDMA switch).
+    Shared(SharedQueue),
     #[cfg(test)]
     HeadDrop(tests::HeadDrop),
 }
@@ -83,6 +118,7 @@ macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
             Queue::TwoClass($q) => $e,
+            Queue::Shared($q) => $e,
             #[cfg(test)]
             Queue::HeadDrop($q) => $e,
         }
@@ -91,12 +127,12 @@ macro_rules! dispatch {
 
 impl QueueDiscipline for Queue {
     #[inline]
-    fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, ingress: Option<PortId>) -> Admission {
-        dispatch!(self, q => q.enqueue(id, pkt, ingress))
+    fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, ingress: Option<Ingress>, ctx: &mut QueueCtx) -> Admission {
+        dispatch!(self, q => q.enqueue(id, pkt, ingress, ctx))
     }
     #[inline]
-    fn dequeue(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
-        dispatch!(self, q => q.dequeue(pool))
+    fn dequeue(&mut self, pool: &mut PacketPool, ctx: &mut QueueCtx) -> Option<Dequeued> {
+        dispatch!(self, q => q.dequeue(pool, ctx))
     }
     #[inline]
     fn is_empty(&self) -> bool {
@@ -125,6 +161,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::packet::CLASS_CONTROL;
+    use crate::time::SimTime;
     use std::collections::VecDeque;
 
     pub struct HeadDrop {
@@ -150,7 +187,13 @@ pub(crate) mod tests {
     }
 
     impl QueueDiscipline for HeadDrop {
-        fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, _ingress: Option<PortId>) -> Admission {
+        fn enqueue(
+            &mut self,
+            id: PacketId,
+            pkt: &mut Packet,
+            _ingress: Option<Ingress>,
+            _ctx: &mut QueueCtx,
+        ) -> Admission {
             if pkt.class() != CLASS_CONTROL {
                 while self.bytes + pkt.size as u64 > self.capacity {
                     let Some((old, size)) = self.queue.pop_front() else {
@@ -172,7 +215,7 @@ pub(crate) mod tests {
         fn take_victim(&mut self) -> Option<PacketId> {
             self.evicted.pop()
         }
-        fn dequeue(&mut self, _pool: &mut PacketPool) -> Option<Dequeued> {
+        fn dequeue(&mut self, _pool: &mut PacketPool, _ctx: &mut QueueCtx) -> Option<Dequeued> {
             let (id, size) = self.queue.pop_front()?;
             self.bytes -= size as u64;
             Some(Dequeued {
@@ -197,16 +240,22 @@ pub(crate) mod tests {
 
     #[test]
     fn a_new_discipline_plugs_in_behind_the_interface() {
-        use crate::time::SimTime;
         let mut q = Queue::HeadDrop(HeadDrop::new(10_000));
         let mut pool = PacketPool::default();
         let mut ids = Vec::new();
         let mut verdicts = Vec::new();
+        let mut signals = Vec::new();
+        let mut ctx = QueueCtx {
+            now: SimTime::ZERO,
+            paused: 0,
+            buffer: None,
+            signals: &mut signals,
+        };
         for seq in 0..3 {
             let mut p = Packet::data(0, seq, 0, 1, 4096, 0, 0, SimTime::ZERO);
             let id = pool.alloc(p);
             ids.push(id);
-            verdicts.push(q.enqueue(id, &mut p, None));
+            verdicts.push(q.enqueue(id, &mut p, None, &mut ctx));
         }
         assert_eq!(verdicts[..2], [Admission::Queued; 2]);
         assert_eq!(verdicts[2], Admission::QueuedEvicting, "the third packet does not fit");
@@ -214,7 +263,7 @@ pub(crate) mod tests {
         assert_eq!(q.take_victim(), None);
         assert_eq!(q.backlog_bytes(), 8192);
         assert_eq!(q.stats().drops, 1);
-        assert_eq!(q.dequeue(&mut pool).map(|d| d.id), Some(ids[1]));
+        assert_eq!(q.dequeue(&mut pool, &mut ctx).map(|d| d.id), Some(ids[1]));
     }
 
     /// Through the engine: an 8-to-1 incast whose last hop drops from the

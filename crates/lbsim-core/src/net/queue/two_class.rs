@@ -6,8 +6,7 @@
 //! ECN marks are RED-style on the data backlog, at dequeue (the REPS and
 //! ARCANE papers' choice, the artifact's `CompositeQueue`) or at enqueue.
 
-use super::{Admission, Dequeued, QueueDiscipline, QueueStats};
-use crate::net::PortId;
+use super::{Admission, Dequeued, Ingress, QueueCtx, QueueDiscipline, QueueStats};
 use crate::packet::{Packet, PacketId, PacketPool};
 use crate::rng::Rng;
 use std::collections::VecDeque;
@@ -20,6 +19,8 @@ pub struct QueueParams {
     /// RED-style ECN: probability rises linearly from 0 at `kmin` to 1 at `kmax` (bytes).
     pub kmin: u64,
     pub kmax: u64,
+    /// The probability at `kmax` (1: certainty, the REPS papers' linear RED).
+    pub pmax: f64,
     /// Mark when a packet leaves the queue (REPS and ARCANE papers' choice) or when it joins.
     pub ecn_at_dequeue: bool,
     /// Cut a packet that does not fit to its header and forward it with priority.
@@ -34,6 +35,7 @@ impl QueueParams {
         capacity: u64::MAX,
         kmin: u64::MAX,
         kmax: u64::MAX,
+        pmax: 1.0,
         ecn_at_dequeue: true,
         trimming: false,
         header_bytes: 0,
@@ -66,13 +68,13 @@ impl TwoClassQueue {
     /// RED marking decision for a data packet at the given occupancy.
     #[inline]
     pub fn ecn_mark(&mut self, occupancy: u64) -> bool {
-        let QueueParams { kmin, kmax, .. } = self.params;
+        let QueueParams { kmin, kmax, pmax, .. } = self.params;
         if occupancy <= kmin {
             false
         } else if occupancy >= kmax {
             true
         } else {
-            let p = (occupancy - kmin) as f64 / (kmax - kmin) as f64;
+            let p = (occupancy - kmin) as f64 / (kmax - kmin) as f64 * pmax;
             self.rng.unit() < p
         }
     }
@@ -84,9 +86,10 @@ impl TwoClassQueue {
     }
 }
 
-impl QueueDiscipline for TwoClassQueue {
+impl TwoClassQueue {
+    /// `enqueue` without a context: this queue needs none (the engine's fast path).
     #[inline]
-    fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, _ingress: Option<PortId>) -> Admission {
+    pub fn admit(&mut self, id: PacketId, pkt: &mut Packet) -> Admission {
         if pkt.is_priority() {
             self.control.push_back((id, pkt.size));
             return Admission::Queued;
@@ -116,8 +119,9 @@ impl QueueDiscipline for TwoClassQueue {
         }
     }
 
+    /// `dequeue` without a context (the engine's fast path).
     #[inline]
-    fn dequeue(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
+    pub fn next(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
         if let Some((id, size)) = self.control.pop_front() {
             return Some(Dequeued {
                 id,
@@ -133,6 +137,18 @@ impl QueueDiscipline for TwoClassQueue {
             pool.get_mut(id).ecn = true;
         }
         Some(Dequeued { id, size, marked })
+    }
+}
+
+impl QueueDiscipline for TwoClassQueue {
+    #[inline]
+    fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, _ingress: Option<Ingress>, _ctx: &mut QueueCtx) -> Admission {
+        self.admit(id, pkt)
+    }
+
+    #[inline]
+    fn dequeue(&mut self, pool: &mut PacketPool, _ctx: &mut QueueCtx) -> Option<Dequeued> {
+        self.next(pool)
     }
 
     #[inline]
@@ -167,11 +183,21 @@ mod tests {
             capacity,
             kmin,
             kmax,
+            pmax: 1.0,
             ecn_at_dequeue: at_dequeue,
             trimming,
             header_bytes: 64,
         };
         TwoClassQueue::new(params, Rng::new(1, StreamTag::Port, 0))
+    }
+
+    fn ctx(signals: &mut Vec<super::super::PfcSignal>) -> QueueCtx<'_> {
+        QueueCtx {
+            now: SimTime::ZERO,
+            paused: 0,
+            buffer: None,
+            signals,
+        }
     }
 
     fn data(seq: u32) -> Packet {
@@ -193,24 +219,31 @@ mod tests {
     #[test]
     fn control_first_then_drop_or_trim_when_full() {
         let mut pool = PacketPool::default();
+        let mut signals = Vec::new();
+        let mut c = ctx(&mut signals);
         for trimming in [false, true] {
             let mut q = queue(8192, u64::MAX, u64::MAX, trimming, true);
             let mut order = Vec::new();
             for seq in 0..3 {
                 let mut p = data(seq);
                 let id = pool.alloc(p);
-                order.push((id, q.enqueue(id, &mut p, None)));
+                order.push((id, q.enqueue(id, &mut p, None, &mut c)));
             }
             let mut ack = Packet::reply(&data(9), crate::packet::PacketKind::Ack, 64);
             let ack_id = pool.alloc(ack);
-            assert_eq!(q.enqueue(ack_id, &mut ack, Some(3)), Admission::Queued);
+            assert_eq!(
+                q.enqueue(ack_id, &mut ack, Some(Ingress { back: 3, local: 0 }), &mut c),
+                Admission::Queued
+            );
             let third = if trimming {
                 Admission::Trimmed
             } else {
                 Admission::Dropped
             };
             assert_eq!(order[2].1, third);
-            let out: Vec<PacketId> = std::iter::from_fn(|| q.dequeue(&mut pool)).map(|d| d.id).collect();
+            let out: Vec<PacketId> = std::iter::from_fn(|| q.dequeue(&mut pool, &mut c))
+                .map(|d| d.id)
+                .collect();
             let want = if trimming {
                 vec![order[2].0, ack_id, order[0].0, order[1].0]
             } else {
@@ -225,20 +258,30 @@ mod tests {
     #[test]
     fn marks_at_enqueue_or_at_dequeue_on_the_backlog() {
         let mut pool = PacketPool::default();
+        let mut signals = Vec::new();
+        let mut c = ctx(&mut signals);
         // kmin 0, kmax 1 byte: any backlog marks.
         let mut enq = queue(1 << 20, 0, 1, false, false);
         let mut deq = queue(1 << 20, 0, 1, false, true);
         let (mut a, mut b) = (data(0), data(1));
         let (ia, ib) = (pool.alloc(a), pool.alloc(b));
-        assert_eq!(enq.enqueue(ia, &mut a, None), Admission::Queued, "empty queue: no mark");
-        assert_eq!(enq.enqueue(ib, &mut b, None), Admission::Marked, "behind 4096 B");
+        assert_eq!(
+            enq.enqueue(ia, &mut a, None, &mut c),
+            Admission::Queued,
+            "empty queue: no mark"
+        );
+        assert_eq!(
+            enq.enqueue(ib, &mut b, None, &mut c),
+            Admission::Marked,
+            "behind 4096 B"
+        );
         assert!(b.ecn);
         for seq in 0..2 {
             let mut p = data(seq);
             let id = pool.alloc(p);
-            deq.enqueue(id, &mut p, None);
+            deq.enqueue(id, &mut p, None, &mut c);
         }
-        let marks: Vec<bool> = std::iter::from_fn(|| deq.dequeue(&mut pool))
+        let marks: Vec<bool> = std::iter::from_fn(|| deq.dequeue(&mut pool, &mut c))
             .map(|d| d.marked)
             .collect();
         assert_eq!(marks, [true, false], "the first leaves 4096 B behind, the second none");

@@ -1,0 +1,133 @@
+//! The `[queue]` table: which queue discipline switch ports run and its
+//! settings (`net::queue`).
+
+use super::{Amount, AmountValue, AutoAmount, ScenarioError, Time};
+pub use crate::net::queue::shared::Scheduling;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnAt {
+    Enqueue,
+    Dequeue,
+}
+
+/// The discipline of switch ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueKind {
+    /// Per port: control ahead of a drop-tail or trimming data class of `capacity` bytes (REPS, htsim).
+    TwoClass,
+    /// Per switch: one shared buffer with dynamic thresholds, eight classes, optional PFC (`[queue.shared]`).
+    Shared,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Queue {
+    pub kind: QueueKind,
+    /// Two-class: the data class's capacity.
+    pub capacity: Amount,
+    pub ecn_kmin: Amount,
+    pub ecn_kmax: Amount,
+    /// RED's marking probability at `ecn_kmax` (marks rise linearly from 0 at `ecn_kmin`).
+    pub ecn_pmax: f64,
+    pub ecn_at: EcnAt,
+    /// Two-class: cut a packet that does not fit to its header instead of dropping it.
+    pub trimming: bool,
+    /// `kind = "shared"`: the switch buffer and PFC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedQueue>,
+}
+
+/// `[queue.shared]`: a switch's shared buffer (`net::queue::shared`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedQueue {
+    /// The whole buffer of a switch.
+    pub size: Amount,
+    /// Egress dynamic threshold: a queue may hold this × the free buffer.
+    pub egress_alpha: f64,
+    /// The class data packets travel in (1-7; 0 is control).
+    pub data_class: u8,
+    pub scheduling: Scheduling,
+    /// Lossless data class: PFC pauses the upstream instead of dropping.
+    pub pfc: bool,
+    /// Ingress dynamic threshold of a priority group (PFC's XOFF point), a fraction of the free shared pool.
+    pub pfc_alpha: f64,
+    /// Per port and group, for what arrives after a pause: bytes, or "auto" = 2 × rate × link latency + 2 MTU.
+    pub headroom: AutoAmount,
+    /// A paused group resumes this far below its threshold.
+    pub hysteresis: Amount,
+    /// How long a pause frame pauses; re-sent while the group stays over its threshold.
+    pub pause_time: Time,
+    /// With PFC: end the run as a PFC deadlock when no packet moves for this long while pauses are in force.
+    pub deadlock_after: Time,
+}
+
+impl Queue {
+    /// Checks that need no topology.
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        let bad = |key: &str, msg: String| Err(ScenarioError::new(key, msg));
+        if !(self.ecn_pmax > 0.0 && self.ecn_pmax <= 1.0) {
+            return bad("queue.ecn_pmax", format!("must be in (0, 1], got {}", self.ecn_pmax));
+        }
+        match (self.kind, &self.shared) {
+            (QueueKind::TwoClass, _) => Ok(()),
+            (QueueKind::Shared, None) => bad(
+                "queue.shared",
+                "is required with queue.kind = \"shared\" (size, egress_alpha, data_class, ...)".into(),
+            ),
+            (QueueKind::Shared, Some(s)) => {
+                if self.trimming {
+                    return bad(
+                        "queue.trimming",
+                        "needs queue.kind = \"two_class\" (a shared buffer does not trim)".into(),
+                    );
+                }
+                if self.ecn_at == EcnAt::Enqueue {
+                    return bad(
+                        "queue.ecn_at",
+                        "a shared buffer marks at dequeue (RED on the egress queue)".into(),
+                    );
+                }
+                s.check()
+            }
+        }
+    }
+}
+
+impl SharedQueue {
+    fn check(&self) -> Result<(), ScenarioError> {
+        let bad = |key: &str, msg: String| Err(ScenarioError::new(format!("queue.shared.{key}"), msg));
+        if !(1..=7).contains(&self.data_class) {
+            return bad(
+                "data_class",
+                format!("must be a class 1-7 (0 is the control class), got {}", self.data_class),
+            );
+        }
+        if self.egress_alpha.is_nan() || self.egress_alpha <= 0.0 {
+            return bad("egress_alpha", format!("must be positive, got {}", self.egress_alpha));
+        }
+        if self.pfc_alpha.is_nan() || self.pfc_alpha <= 0.0 {
+            return bad("pfc_alpha", format!("must be positive, got {}", self.pfc_alpha));
+        }
+        if self.pause_time.value.ps() == 0 {
+            return bad("pause_time", "must be positive".into());
+        }
+        if self.deadlock_after.value.ps() == 0 {
+            return bad("deadlock_after", "must be positive".into());
+        }
+        if matches!(self.size.value, AmountValue::Percent(_)) {
+            return bad("size", "must be an amount of data, like \"9MiB\"".into());
+        }
+        self.size.check_absolute("queue.shared.size", true)?;
+        if matches!(self.headroom.value, Some(AmountValue::Percent(_))) {
+            return bad(
+                "headroom",
+                "must be an amount of data, like \"30KB\", or \"auto\"".into(),
+            );
+        }
+        self.hysteresis.check_absolute("queue.shared.hysteresis", false)
+    }
+}
