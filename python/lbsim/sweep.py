@@ -28,6 +28,7 @@ import shutil
 import signal
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -335,7 +336,8 @@ class _Sweep:
                         failed += 1
                         continue
                     st.attempts += 1
-                    inflight[executor.submit(_worker.run_task, task)] = st
+                    with _sigint_blocked():  # a worker may start here: see _sigint_blocked
+                        inflight[executor.submit(_worker.run_task, task)] = st
                 if not inflight:
                     continue
                 finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
@@ -389,6 +391,23 @@ def _core_version() -> str:
     from . import _core
 
     return _core.__version__
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Hold off Ctrl-C while a pool may start a worker process. A worker is
+    born with the signal mask of the thread that starts it, so it cannot be
+    interrupted before its initializer ignores SIGINT (it would print half a
+    traceback as the driver ends it); a Ctrl-C in the window is delivered to
+    the driver as soon as the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _ignore_sigint() -> None:
