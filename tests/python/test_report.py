@@ -171,6 +171,78 @@ def test_unfinished_flows_are_called_out_first(tmp_path: Path, browser) -> None:
         o.screenshot("run-report-unfinished")
 
 
+PFC_INCAST = """\
+name = "pfc-incast"
+seed = 1
+[topology]
+hosts = 16
+link_rate = "100Gbps"
+[queue]
+kind = "shared"
+ecn_kmin = "100KB"
+ecn_kmax = "400KB"
+[queue.shared]
+size = "2MiB"
+egress_alpha = 1.0
+data_class = 3
+scheduling = "round_robin"
+pfc = true
+pfc_alpha = 0.0625
+headroom = "60KB"
+hysteresis = "2pkt"
+pause_time = "5us"
+deadlock_after = "1ms"
+[lb]
+kind = "ecmp"
+[workload]
+kind = "incast"
+senders = 8
+size = "1MiB"
+[observe]
+ports = ["t1_0"]
+bucket = "10us"
+"""
+
+
+def test_pfc_is_reported(cli, tmp_path: Path, browser) -> None:
+    (tmp_path / "pfc.toml").write_text(PFC_INCAST)
+    cli("run", "pfc.toml", "--out", "pfc", "--report", "--quiet", check=True)
+    d = tmp_path / "pfc"
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["pfc_pauses"] > 0 and summary["stop_reason"] == "drained" and summary["unfinished_flows"] == 0
+    pfc = pd.read_parquet(d / "pfc.parquet")
+    active = pfc[(pfc["pauses_sent"] > 0) | (pfc["pauses_received"] > 0)]
+    assert 0 < len(active) <= 20
+    with browser.open(d / "report.html") as o:
+        assert_clean_page(o, min_images=2)
+        assert_summary_table(o, summary)
+        assert o.page.locator(".alert").count() == 0
+        v, text = card(o, "pfc_pauses")
+        assert v == summary["pfc_pauses"] and text.startswith(f"{summary['pfc_pauses']:,}")
+        assert "PFC" in o.page.inner_text("#loss h2")
+        # A row per port that sent or received a frame, paused longest first, as in pfc.parquet.
+        rows = [t.split("\t") for t in o.texts("#pfc-table tbody tr")]
+        got = {r[0]: (int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows}
+        want = {x.port: (x.pauses_sent, x.resumes_sent, x.pauses_received, round(x.paused_us, 2))
+                for x in active.itertuples()}
+        assert got == want
+        paused = [float(r[4]) for r in rows]
+        assert paused == sorted(paused, reverse=True) and paused[0] > 0
+        # The sampled ports' time paused, as in ports.parquet.
+        header = o.texts("#ports-table thead th")
+        i = header.index("paused by PFC (µs)")
+        shown = {r[0]: float(r[i]) for r in (t.split("\t") for t in o.texts("#ports-table tbody tr"))}
+        ports = pd.read_parquet(d / "ports.parquet").groupby("port")["paused_us"].sum()
+        assert shown == {k: round(v, 2) for k, v in ports.items()} and max(shown.values()) > 0
+        o.screenshot("run-report-pfc")
+    # A run the PFC watchdog ended says so first, in red (the stop reason as run.json records it).
+    meta = json.loads((d / "run.json").read_text())
+    (d / "run.json").write_text(json.dumps({**meta, "stop_reason": "pfc_deadlock"}))
+    html = lbsim.report.report(d).read_text()
+    alert = re.search(r'<div class="alert bad" role="alert" data-alert="PFC deadlock">(.*?)</div>', html, re.DOTALL)
+    assert alert and 'deadlock_after' in alert.group(1) and "1ms" in alert.group(1)
+
+
 # ---- a sweep ------------------------------------------------------------
 
 

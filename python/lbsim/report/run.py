@@ -63,6 +63,9 @@ SUMMARY_LABELS: dict[str, str] = {
     "rto_us": "RTO (µs)",
     "queue_bytes": "Queue capacity (bytes)",
     "stopped_early": "Stopped early",
+    "stop_reason": "Stop reason",
+    "pfc_pauses": "PFC pause frames sent (refreshes included)",
+    "pfc_resumes": "PFC resume frames sent",
     "lbsim_version": "lbsim version",
 }
 
@@ -155,10 +158,10 @@ def _provenance(r: Result, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("run key", str(r.key or "–")),
         ("seed", str(params.get("seed", "–"))),
         ("load balancer", f"{lb_label(r.lb)} (lb.kind = {r.lb})"),
-        ("stop reason", str(r.stop_reason or "–")),
+        ("stop reason", _stop_reason(r) or "–"),
         ("simulated time", f"{num(s.get('sim_end_us'))} µs"),
-        ("events", f"{num(s.get('events'))} in {num(s.get('wall_seconds'))} s wall time "
-         f"({num((s.get('events_per_second') or 0) / 1e6, 2)} M events/s)"),
+        ("events", (f"{num(s.get('events'))} in {num(s.get('wall_seconds'))} s wall time "
+                    f"({num((s.get('events_per_second') or 0) / 1e6, 2)} M events/s)")),
     ]
     if m.get("host"):
         rows.append(("worker host", str(m["host"])))
@@ -169,6 +172,10 @@ def _provenance(r: Result, params: Mapping[str, Any]) -> list[tuple[str, str]]:
     if r.path is not None:
         rows.append(("results directory", str(r.path)))
     return rows
+
+
+def _stop_reason(r: Result) -> str:
+    return str(r.stop_reason or r.summary.get("stop_reason") or "")
 
 
 def _cards(r: Result, ideal: float) -> list[Card]:
@@ -224,23 +231,34 @@ def _cards(r: Result, ideal: float) -> list[Card]:
             f"timeouts {num(s.get('timeouts'))}",
         ),
     ]
+    if s.get("pfc_pauses"):
+        cards.append(
+            Card("pfc_pauses", "PFC pauses", s["pfc_pauses"], num(s["pfc_pauses"]), "frames",
+                 f"resumes {num(s.get('pfc_resumes'))}")
+        )
     return cards
 
 
 def _unfinished(r: Result) -> Alert | None:
     s = r.summary
     n = int(s.get("unfinished_flows") or 0)
-    stop = r.stop_reason
+    stop = _stop_reason(r)
     if n == 0 and stop in ("drained", ""):
         return None
     total = s.get("flows")
+    deadlock = stop == "pfc_deadlock"
     why = {
         "horizon": f"the run reached its time limit (stop_at = {lookup(r.params, 'stop_at', '?')})",
         "cancelled": "the run was cancelled",
+        "pfc_deadlock": "a PFC deadlock: no packet moved for "
+        f"{lookup(r.params, 'queue.shared.deadlock_after', '?')} (queue.shared.deadlock_after) while pauses were "
+        "in force, so the run was ended; the PFC table below lists the ports still paused",
     }.get(stop, f"stop reason: {stop}" if stop else "")
     text = (
         f"{num(n)} of {num(total)} flows did not finish" + (f": {why}" if why else "") + ". "
         "FCT statistics and plots count finished flows only; the CDFs stop below 1."
+        if n
+        else f"The run stopped early ({why or stop}), though every flow had finished."
     )
     if r.packets_in_network:
         text += f" {num(r.packets_in_network)} packets were still in the network."
@@ -264,7 +282,8 @@ def _unfinished(r: Result) -> Alert | None:
             rows,
             caption=f"The first {len(rows)} of {num(n)} unfinished messages." if n > len(rows) else "",
         )
-    return Alert("Unfinished flows" if n else "Run stopped early", text, table)
+    title = "PFC deadlock" if deadlock else "Unfinished flows" if n else "Run stopped early"
+    return Alert(title, text, table, bad=deadlock)
 
 
 def _distributions(r: Result, groups: dict[str, list[Result]], notes: Notes) -> Section:
@@ -372,12 +391,16 @@ def _loss(r: Result, notes: Notes) -> Section:
         ("Flows with a retransmission", int((f["retransmissions"] > 0).sum()) if "retransmissions" in f else None),
         ("Route updates (convergence after failures)", c.get("route_updates")),
     ]
+    pfc = bool(lookup(r.params, "queue.shared.pfc", False)) or bool(s.get("pfc_pauses"))
+    if pfc:
+        rows += [("PFC pause frames sent (refreshes included)", s.get("pfc_pauses")),
+                 ("PFC resume frames sent", s.get("pfc_resumes"))]
     table = Table(
         "loss-table",
         [Column("what", numeric=False), Column("count")],
         [[Cell(k), cell(v, 1 if isinstance(v, float) else None)] for k, v in rows],
     )
-    sec = Section("loss", "Drops, retransmissions, timeouts, freezing", blocks=[table])
+    sec = Section("loss", "Drops, retransmissions, timeouts, freezing" + (", PFC" if pfc else ""), blocks=[table])
     if "retransmissions" in f and (f["retransmissions"] > 0).any():
         top = f.sort_values(["retransmissions", "timeouts"], ascending=False).head(10)
         cols = [c for c in ("id", "src", "dst", "size_bytes", "fct_us", "slowdown", "retransmissions", "timeouts",
@@ -392,6 +415,8 @@ def _loss(r: Result, notes: Notes) -> Section:
                 sortable=True,
             )
         )
+    if "pfc" in r.table_names:
+        sec.blocks.append(_pfc_table(r.table("pfc")))
     if "drops_series" in r.table_names and r.drops_series[["congestion", "failure"]].to_numpy().any():
         from ..plot import style
         from ..plot.timeseries import drops_over_time
@@ -410,6 +435,34 @@ def _loss(r: Result, notes: Notes) -> Section:
     return sec
 
 
+#: How many ports the PFC table lists (those paused longest).
+PFC_ROWS = 20
+
+
+def _pfc_table(pfc: pd.DataFrame) -> Table:
+    """The ports that sent or received PFC frames, paused longest first."""
+    active = pfc[(pfc["pauses_sent"] > 0) | (pfc["pauses_received"] > 0) | (pfc["paused_classes_at_end"] > 0)]
+    active = active.sort_values(["paused_classes_at_end", "paused_us", "pauses_sent"], ascending=False, kind="stable")
+    shown = active.head(PFC_ROWS)
+    rows = [
+        [Cell(str(x["port"])), cell(int(x["pauses_sent"])), cell(int(x["resumes_sent"])),
+         cell(int(x["pauses_received"])), cell(float(x["paused_us"]), 2),
+         cell(", ".join(str(c) for c in range(8) if int(x["paused_classes_at_end"]) >> c & 1) or "–")]
+        for x in shown.to_dict("records")
+    ]
+    more = f" The {len(shown)} of {len(active)} such ports paused longest." if len(active) > len(shown) else ""
+    return Table(
+        "pfc-table",
+        [Column("port", numeric=False), Column("pauses sent"), Column("resumes sent"), Column("pauses received"),
+         Column("paused (µs)"), Column("classes paused at the end", numeric=False)],
+        rows,
+        caption="PFC per port (pfc.parquet): pause and resume frames sent over its link (to pause the sender at "
+        "the other end), pause frames it received, and how long it was paused (not allowed to send the lossless "
+        "class)." + more,
+        sortable=True,
+    )
+
+
 def port_stats(ports: pd.DataFrame) -> pd.DataFrame:
     """Per sampled port: bytes sent, mean rate, largest queue, share of its
     switch's sampled bytes, and the time it was down."""
@@ -426,6 +479,7 @@ def port_stats(ports: pd.DataFrame) -> pd.DataFrame:
                 "mean_gbps": float(p["tx_bytes"].sum()) * 8 / (end * 1e3) if end > 0 else float("nan"),
                 "queue_max_kib": float(p["queue_max_bytes"].max()) / 1024,
                 "down_buckets": int((~p["up"].astype(bool)).sum()) if "up" in p else 0,
+                "paused_us": float(p["paused_us"].sum()) if "paused_us" in p else 0.0,
             }
         )
     df = pd.DataFrame(rows)
@@ -516,14 +570,17 @@ def _timeseries(r: Result, notes: Notes) -> Section | None:
         if f:
             sec.blocks.append(f)
     st = port_stats(ports)
+    paused = bool(len(st)) and bool((st["paused_us"] > 0).any())
     sec.blocks.append(
         Table(
             "ports-table",
             [Column("port", numeric=False), Column("bytes sent"), Column("mean rate (Gb/s)"),
-             Column("share of switch (%)"), Column("max queue (KiB)"), Column("buckets down")],
+             Column("share of switch (%)"), Column("max queue (KiB)"), Column("buckets down")]
+            + ([Column("paused by PFC (µs)")] if paused else []),
             [
                 [Cell(str(x["port"])), cell(int(x["tx_bytes"])), cell(float(x["mean_gbps"]), 1),
                  cell(100 * float(x["share"]), 1), cell(float(x["queue_max_kib"]), 1), cell(int(x["down_buckets"]))]
+                + ([cell(float(x["paused_us"]), 2)] if paused else [])
                 for x in st.to_dict("records")
             ],
             sortable=True,
