@@ -192,6 +192,7 @@ class _Sweep:
         self.stats["runs"] = len(self.runs)
         meta = {
             "lbsim_version": _core_version(),
+            "git_commit": _git_commit(),
             "base_scenario": self.base.text,
             "base_source": self.base.source,
             "base_overrides": self.base.overrides,
@@ -227,6 +228,7 @@ class _Sweep:
                 tables=tables_from_raw(raw),
                 meta={
                     "lbsim_version": _core_version(),
+                    "git_commit": _git_commit(),
                     "key": st.key,
                     "params": _jsonable(st.params),
                     "attempt": st.attempts,
@@ -408,6 +410,12 @@ def _sigint_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _git_commit() -> str | None:
+    from . import _core
+
+    return _core.git_commit or None
 
 
 def _ignore_sigint() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 
 import lbsim
 from browser import Opened
+from conftest import REPO
 
 TRACE = """\
 name = "trace"
@@ -137,11 +140,20 @@ def test_run_report_in_browser(cli, tmp_path: Path, browser) -> None:
         rows = [t.split("\t") for t in o.texts("#ports-table tbody tr")]
         assert {r[0]: int(r[1].replace(",", "")) for r in rows} == {str(k): int(v) for k, v in ports.items()}
         # Provenance and the scenario.
-        assert "lbsim version" in o.page.inner_text("#provenance")
+        provenance = o.page.inner_text("#provenance")
+        assert "lbsim version" in provenance
+        commit = json.loads((tmp_path / "tr" / "run.json").read_text())["git_commit"]
+        assert commit == (lbsim._core.git_commit or None)
+        assert (commit or "not known") in provenance
         assert 'cdf = "websearch"' in o.page.text_content("#provenance pre")
         shot = o.screenshot("run-report")
     assert shot.stat().st_size > 50_000
     assert len(imgs) == len(ids)
+    # Built from this checkout (as the README and .ci/run do): the commit is one of its own.
+    if (REPO / ".git").exists() and shutil.which("git"):
+        assert commit and re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit), commit
+        sha = commit.removesuffix("-dirty")
+        assert subprocess.run(["git", "cat-file", "-e", f"{sha}^{{commit}}"], cwd=REPO).returncode == 0, commit
 
 
 def test_unfinished_flows_are_called_out_first(tmp_path: Path, browser) -> None:
@@ -259,6 +271,7 @@ def test_sweep_report_in_browser(cli, small_file: Path, tmp_path: Path, browser)
     with browser.open(report) as o:
         assert_clean_page(o, min_images=1)
         assert "against-workload-size" in o.data("figure", "id")
+        assert (lbsim._core.git_commit or "not known") in o.page.inner_text("#provenance")
         # One row per point, in the index's order, with its swept values.
         assert o.data("#points-table tbody tr", "data-run-id") == list(idx["run_id"])
         rows = [t.split("\t") for t in o.texts("#points-table tbody tr")]

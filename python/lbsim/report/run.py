@@ -151,10 +151,13 @@ class RunPage:
 
 
 def _provenance(r: Result, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    from .. import _core
+
     s, m = r.summary, r.meta
     rows = [
         ("lbsim version", str(m.get("lbsim_version") or s.get("lbsim_version") or "unknown")),
-        ("git commit", str(m.get("git_commit") or m.get("git") or "not recorded by this lbsim version")),
+        ("git commit", str(m.get("git_commit") or (_core.git_commit if r.path is None else "")
+                           or "not known (lbsim was not built from a git checkout)")),
         ("run key", str(r.key or "–")),
         ("seed", str(params.get("seed", "–"))),
         ("load balancer", f"{lb_label(r.lb)} (lb.kind = {r.lb})"),

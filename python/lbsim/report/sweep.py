@@ -657,6 +657,8 @@ def sweep_page(path: Path, *, figures: bool = True) -> SweepPage:
     # Provenance.
     page.provenance = [
         ("lbsim version", str(meta.get("lbsim_version") or first.meta.get("lbsim_version") or __version__)),
+        ("git commit", str(meta.get("git_commit") or first.meta.get("git_commit")
+                           or "not known (lbsim was not built from a git checkout)")),
         ("directory", str(p)),
     ]
     if meta.get("grid"):
