@@ -12,7 +12,7 @@ files and plots.
 
 from __future__ import annotations
 
-from . import _core, fct, theory, units
+from . import _core, fct, report, theory, units
 from .errors import LbsimError, ScenarioError, UnitError
 from .results import Result, load
 from .runner import run
@@ -31,6 +31,7 @@ __all__ = [
     "__version__",
     "load",
     "load_sweep",
+    "report",
     "run",
     "sweep",
     "theory",

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+git_commit: str
 
 def resolve(text: str, overrides: list[tuple[str, str]] = ...) -> str: ...
 def validate(

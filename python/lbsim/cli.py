@@ -5,6 +5,7 @@
                 [--address tcp://HOST:PORT] [--workers N] [--out DIR] [--quiet]
     lbsim plot DIR... [--out DIR] [--baseline LB|ideal] [--by KEY]
     lbsim validate FILE [--set key=value]...
+    lbsim report DIR [--out FILE] [--no-runs]
     lbsim demo [--out DIR] [--quiet]
     lbsim theory ops|recycled|coalescing|evs [options] [--out DIR]   (see lbsim.theory_cli)
 
@@ -92,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--out", type=Path, help="results directory (default results/<scenario name>; an earlier run there is replaced)"
     )
+    sp.add_argument("--report", action="store_true", help="also write an HTML report (DIR/report.html)")
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sp = sub.add_parser("sweep", help="run the cross product of a grid of overrides")
@@ -114,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--timeout", type=float, metavar="SECONDS", help="wall-clock limit per run; a run that takes longer fails"
     )
+    sp.add_argument(
+        "--report", action="store_true", help="also write an HTML report (DIR/report.html, and one per run)"
+    )
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sp = sub.add_parser("plot", help="plot run or sweep directories")
@@ -121,6 +126,17 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", type=Path, help="where to write plots (default: the DIR, or results/plots)")
     sp.add_argument("--baseline", help="normalise completion times to this load balancer, or 'ideal'")
     sp.add_argument("--by", default="lb.kind", help="scenario key to group runs by (default lb.kind)")
+
+    sp = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a run, a sweep or a folder of runs",
+        description="Write one self-contained HTML file (plots and script inlined: it opens offline) "
+        "reporting on a run directory, a sweep directory, or a folder of run directories (as lbsim demo "
+        "writes), and print its path. A sweep's report links to a report per run, written beside each run.",
+    )
+    sp.add_argument("dir", type=Path, metavar="DIR", help="a run directory, a sweep directory or a folder of runs")
+    sp.add_argument("--out", type=Path, help="the HTML file to write (default DIR/report.html)")
+    sp.add_argument("--no-runs", action="store_true", help="for a sweep: no per-run reports")
 
     sp = sub.add_parser("validate", help="parse and check a scenario without running it")
     sp.add_argument("file", type=Path, metavar="FILE")
@@ -181,6 +197,8 @@ def _print_summary(r: Any) -> None:
     console().print(kv_table(rows, title=f"{r.lb}"))
     if r.stop_note:
         print(f"stopped early: {r.stop_note}", file=sys.stderr)
+    for w in s.get("warnings", []):
+        console().print(f"[yellow]warning:[/yellow] {w}")
 
 
 def _cmd_run(a: argparse.Namespace) -> int:
@@ -191,6 +209,17 @@ def _cmd_run(a: argparse.Namespace) -> int:
     r = run(s, progress=not a.quiet, out=out, max_memory=a.max_memory)
     _print_summary(r)
     print(f"results: {out}")
+    if a.report:
+        from .report import run_report
+
+        print(f"report:  {run_report(r)}")
+    return 0
+
+
+def _cmd_report(a: argparse.Namespace) -> int:
+    from .report import report
+
+    print(report(a.dir, a.out, runs=not a.no_runs))
     return 0
 
 
@@ -258,6 +287,13 @@ def _cmd_sweep(a: argparse.Namespace) -> int:
         print(f"  {_problem(row)}", file=sys.stderr)
     print(f"index:   {out / 'index.parquet'}")
     print(f"results: {out / 'runs'}")
+    if a.report:
+        from .report import sweep_report
+
+        try:
+            print(f"report:  {sweep_report(out)}")
+        except LbsimError as e:
+            print(f"error: no report: {e}", file=sys.stderr)
     return EXIT_FAILED_RUNS if len(bad) else 0
 
 
@@ -338,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": _cmd_demo,
         "theory": _cmd_theory,
         "reproduce": _cmd_reproduce,
+        "report": _cmd_report,
     }
     try:
         return commands[args.command](args)

@@ -56,7 +56,8 @@ def results_table(results: dict[str, Result]) -> Table:
 
 def demo(out: str | Path = "results/demo", *, progress: bool = True, stream: TextIO | None = None) -> dict[str, Result]:
     """Run the demo: the demo scenario once per load balancer, each saved under
-    ``out/<lb>``; print a table and write ``out/demo.png`` and ``out/demo.pdf``."""
+    ``out/<lb>``; print a table and write ``out/demo.png``, ``out/demo.pdf``
+    and an HTML report, ``out/report.html`` (with ``out/<lb>/report.html``)."""
     from .plot import summary_figure
 
     c = console(stream)
@@ -89,6 +90,10 @@ def demo(out: str | Path = "results/demo", *, progress: bool = True, stream: Tex
     c.print(results_table(results))
     groups = {lb: [r] for lb, r in results.items()}
     written = summary_figure(groups, out / "demo", baseline="ideal")
+    from .report import sweep_report
+
+    page = sweep_report(out)
     c.print(f"results: {out}/{{{','.join(results)}}}/  (scenario.toml, summary.json, flows.parquet)", soft_wrap=True)
     c.print("plot:    " + ", ".join(str(p) for p in written), soft_wrap=True)
+    c.print(f"report:  {page}  (open it in a browser; one report per load balancer beside it)", soft_wrap=True)
     return results

@@ -7,7 +7,7 @@ A run directory holds plain files any tool can read without lbsim:
 ``summary.json``   the engine's summary (FCT statistics, drops, events, ...)
 ``flows.parquet``  one row per transport flow: times in us, retransmissions, drops...
 ``drops.parquet``  packets dropped by cause (congestion, failure, trimmed)
-``run.json``       run metadata: lbsim version, run key, stop reason, counters
+``run.json``       run metadata: lbsim version and git commit, run key, stop reason, counters
 =================  ==========================================================
 
 and, when the scenario asks for them (``[observe]``, ``[[failures]]``):
@@ -328,23 +328,25 @@ class Result:
         d = Path(directory)
         check_out_dir(d)
         tables = self._arrays or {n: self.table(n) for n in self.table_names}
+        meta = self._meta()
         tmp = _sibling(d, "tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         try:
-            write_run_dir(tmp, scenario_toml=self.scenario_toml, summary=self.summary, tables=tables, meta=self._meta())
+            write_run_dir(tmp, scenario_toml=self.scenario_toml, summary=self.summary, tables=tables, meta=meta)
             replace_dir(tmp, d)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        self.path = d
+        self.path, self.meta = d, meta  # as load() would see it
         return d
 
     def _meta(self) -> dict[str, Any]:
-        from . import __version__
+        from . import __version__, _core
 
         meta = {
             "lbsim_version": __version__,
+            "git_commit": _core.git_commit or None,
             "key": self.key,
             "stop_reason": self.stop_reason,
             "packets_in_network": self.packets_in_network,
@@ -352,6 +354,13 @@ class Result:
         }
         meta.update({k: v for k, v in self.meta.items() if k not in meta})
         return meta
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the headline numbers, unfinished flows, the summary
+        (see :func:`lbsim.report.result_html`)."""
+        from .report import result_html
+
+        return result_html(self)
 
     def __repr__(self) -> str:
         s = self.summary

@@ -28,6 +28,7 @@ import shutil
 import signal
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -207,6 +208,7 @@ class _Sweep:
         self.stats["runs"] = len(self.runs)
         meta = {
             "lbsim_version": _core_version(),
+            "git_commit": _git_commit(),
             "base_scenario": self.base.text,
             "base_source": self.base.source,
             "base_overrides": self.base.overrides,
@@ -248,6 +250,7 @@ class _Sweep:
                 tables=tables_from_raw(raw),
                 meta={
                     "lbsim_version": _core_version(),
+                    "git_commit": _git_commit(),
                     "key": st.key,
                     "params": _jsonable(st.params),
                     "attempt": st.attempts,
@@ -357,7 +360,8 @@ class _Sweep:
                         failed += 1
                         continue
                     st.attempts += 1
-                    inflight[executor.submit(_worker.run_task, task)] = st
+                    with _sigint_blocked():  # a worker may start here: see _sigint_blocked
+                        inflight[executor.submit(_worker.run_task, task)] = st
                 if not inflight:
                     continue
                 finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
@@ -411,6 +415,29 @@ def _core_version() -> str:
     from . import _core
 
     return _core.__version__
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Hold off Ctrl-C while a pool may start a worker process. A worker is
+    born with the signal mask of the thread that starts it, so it cannot be
+    interrupted before its initializer ignores SIGINT (it would print half a
+    traceback as the driver ends it); a Ctrl-C in the window is delivered to
+    the driver as soon as the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _git_commit() -> str | None:
+    from . import _core
+
+    return _core.git_commit or None
 
 
 def _ignore_sigint() -> None:
@@ -548,6 +575,13 @@ class SweepResult:
                 df.insert(1 + i, k, v)
             frames.append(df)
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: which load balancer won, every point in a
+        sortable table (see :func:`lbsim.report.sweep_html`)."""
+        from .report import sweep_html
+
+        return sweep_html(self)
 
     def __repr__(self) -> str:
         return f"<SweepResult {str(self.path)!r}>"

@@ -79,3 +79,14 @@ def table_rows(text: str) -> list[list[str]]:
 def kv_table(text: str) -> dict[str, str]:
     """A printed two-column table (name, value) as a dict."""
     return {r[0]: r[1] for r in table_rows(text) if len(r) == 2}
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium (the system's, through Playwright) for the session;
+    fails, saying how to install it, when there is none."""
+    from browser import Browser
+
+    b = Browser()
+    yield b
+    b.close()

@@ -112,6 +112,9 @@ def test_stuck_flows_stop_early_with_the_reason(tmp_path: Path, cli) -> None:
     assert r.stop_note and "no progress" in r.stop_note
     assert r.summary["unfinished_flows"] > 0
     assert lbsim.load(tmp_path / "r").stop_note == r.stop_note
+    from lbsim.report import run_report
+
+    assert r.stop_note in Path(run_report(r)).read_text(), "the report says why"
     (tmp_path / "cut.toml").write_text(CUT_OFF)
     p = cli("run", "cut.toml", "--out", "o", "-q")
     assert p.returncode == 0 and "stopped early: no progress" in p.stderr, p.stderr

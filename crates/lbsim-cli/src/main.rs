@@ -2,7 +2,7 @@
 //!
 //!   lbsim-cli run FILE [--set key=value]... [--out DIR] [--max-memory SIZE]
 //!   lbsim-cli validate FILE [--set key=value]... [--max-memory SIZE]
-//!   lbsim-cli bench [--hosts N] [--lb KIND] [--size SIZE] [--json]
+//!   lbsim-cli bench [--case reps|rdma] [--hosts N] [--lb KIND] [--size SIZE] [--json]
 //!
 //! Errors (bad arguments, an unreadable file, an invalid scenario, a results
 //! directory that cannot be written, a run estimated to need more memory than
@@ -69,14 +69,26 @@ fn memory(text: &str) -> Result<u64, String> {
     }
 }
 
+/// The benchmark cases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BenchCase {
+    /// REPS world: a permutation on the 2-tier 400G fat tree (artifact preset, radix 64).
+    Reps,
+    /// RDMA world: ConWeave's 128-host leaf-spine, PFC + Go-Back-N + DCQCN, AliStorage
+    /// at 50 % load for 3 ms (preset rdma_lossless); --hosts and --size do not apply.
+    Rdma,
+}
+
 #[derive(Args)]
 struct BenchArgs {
+    #[arg(long, value_enum, default_value_t = BenchCase::Reps)]
+    case: BenchCase,
     /// Hosts of the fat tree.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     hosts: u32,
-    /// Load balancer (lb.kind).
-    #[arg(long, value_name = "KIND", default_value = "reps")]
-    lb: String,
+    /// Load balancer (lb.kind); default reps, or ecmp for --case rdma.
+    #[arg(long, value_name = "KIND")]
+    lb: Option<String>,
     /// Message size of the permutation (workload.size), e.g. 8MiB.
     #[arg(long, value_name = "SIZE", default_value = "8MiB")]
     size: String,
@@ -142,6 +154,9 @@ fn dispatch(cmd: Command) -> Result<(), String> {
     match cmd {
         Command::Run { scenario, out } => {
             let (s, base) = load(&scenario)?;
+            for w in lbsim_core::scenario::warnings(&s) {
+                eprintln!("warning: {w}");
+            }
             let dir = out.unwrap_or_else(|| PathBuf::from("results").join(s.name.clone().unwrap_or("run".into())));
             // Before the run, not after it: a bad --out must not cost the simulation.
             lbsim_core::check_output_dir(&dir)?;
@@ -162,6 +177,9 @@ fn dispatch(cmd: Command) -> Result<(), String> {
         }
         Command::Validate { scenario } => {
             let (s, base) = load(&scenario)?;
+            for w in lbsim_core::scenario::warnings(&s) {
+                eprintln!("warning: {w}");
+            }
             let limits = Limits {
                 max_memory: scenario.max_memory,
             };
@@ -217,21 +235,34 @@ fn ideal_fct_us(out: &RunOutput) -> f64 {
 /// the scenario as overrides, so the core checks them and names the key.
 fn bench(b: &BenchArgs) -> Result<(), String> {
     const BASE: &str = "preset = \"reps_artifact\"\n[topology]\nradix = 64\n[workload]\nkind = \"permutation\"\n";
-    let overrides = [
-        ("topology.hosts".to_string(), b.hosts.to_string()),
-        ("lb.kind".to_string(), b.lb.clone()),
-        ("workload.size".to_string(), b.size.clone()),
-    ];
-    let s = Scenario::from_toml_with(BASE, &overrides).map_err(|e| e.to_string())?;
-    let out = lbsim_core::run(&s, None).map_err(|e| e.to_string())?;
+    const RDMA: &str = "preset = \"rdma_lossless\"\n";
+    let lb = b.lb.clone().unwrap_or_else(|| match b.case {
+        BenchCase::Reps => "reps".into(),
+        BenchCase::Rdma => "ecmp".into(),
+    });
+    let (base, overrides) = match b.case {
+        BenchCase::Reps => (
+            BASE,
+            vec![
+                ("topology.hosts".to_string(), b.hosts.to_string()),
+                ("lb.kind".to_string(), lb.clone()),
+                ("workload.size".to_string(), b.size.clone()),
+            ],
+        ),
+        BenchCase::Rdma => (RDMA, vec![("lb.kind".to_string(), lb.clone())]),
+    };
+    let s = Scenario::from_toml_with(base, &overrides).map_err(|e| e.to_string())?;
+    let dir = std::env::current_dir().map_err(|e| e.to_string())?;
+    let out = lbsim_core::run(&s, Some(&dir)).map_err(|e| e.to_string())?;
     let sm = &out.summary;
     let ideal_us = ideal_fct_us(&out);
     let rss = peak_rss_mb();
     if b.json {
         let size_bytes = out.messages.first().map(|m| m.size_bytes);
         let j = serde_json::json!({
-            "hosts": b.hosts,
-            "lb": b.lb,
+            "case": format!("{:?}", b.case).to_lowercase(),
+            "hosts": s.topology.hosts,
+            "lb": lb,
             "size": b.size,
             "size_bytes": size_bytes,
             "events": sm.events,
@@ -244,10 +275,16 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
         println!("{j}");
         return Ok(());
     }
-    println!(
-        "bench: {}-host 2-tier 400G, {} permutation, {}, artifact preset",
-        b.hosts, b.size, b.lb
-    );
+    match b.case {
+        BenchCase::Reps => println!(
+            "bench: {}-host 2-tier 400G, {} permutation, {}, artifact preset",
+            b.hosts, b.size, lb
+        ),
+        BenchCase::Rdma => println!(
+            "bench: 128-host leaf-spine 100G, PFC + Go-Back-N + DCQCN, AliStorage 50 % for 3 ms, {}",
+            lb
+        ),
+    }
     print_summary(sm);
     println!(
         "wall {:.2} s  events/s {:.2} M  peak RSS {:.1} MB  max FCT {:.1} us = {:.3} x ideal ({:.1} us)",

@@ -57,6 +57,8 @@ pub enum Event {
     PfcRefresh { port: u32 },
     /// Look for a PFC deadlock: nothing moved since the last look while pauses are in force.
     PfcWatchdog,
+    /// A rate-paced flow (DCQCN) may send again, or its rate may change.
+    FlowPace { flow: u32 },
 }
 
 impl Event {
@@ -87,6 +89,7 @@ impl Event {
             Event::PauseEnd { port } => (10, port, 0),
             Event::PfcRefresh { port } => (11, port, 0),
             Event::PfcWatchdog => (12, 0, 0),
+            Event::FlowPace { flow } => (13, flow, 0),
         };
         class << 60 | (id as u64) << 8 | flag as u64
     }
@@ -117,7 +120,8 @@ impl Event {
             9 => Event::SampleTick,
             10 => Event::PauseEnd { port: id },
             11 => Event::PfcRefresh { port: id },
-            _ => Event::PfcWatchdog,
+            12 => Event::PfcWatchdog,
+            _ => Event::FlowPace { flow: id },
         }
     }
 }
@@ -232,7 +236,7 @@ mod tests {
     use super::*;
     use crate::rng::{Rng, StreamTag};
 
-    const ALL: [Event; 13] = [
+    const ALL: [Event; 14] = [
         Event::Failure { idx: 3, begin: true },
         Event::RouteUpdate { port: 9, down: false },
         Event::TxDone { port: 1 },
@@ -246,6 +250,7 @@ mod tests {
         Event::PauseEnd { port: 3 },
         Event::PfcRefresh { port: 4 },
         Event::PfcWatchdog,
+        Event::FlowPace { flow: 9 },
     ];
 
     #[test]

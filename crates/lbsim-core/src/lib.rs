@@ -87,7 +87,8 @@ pub fn run_with(
     sim.assert_invariants();
     let flows = sim.flow_records();
     let messages = sim.message_records();
-    let summary = sim.summary(&messages);
+    let mut summary = sim.summary(&messages);
+    summary.warnings = scenario::warnings(scenario);
     let tables = sim.extra_tables(&messages);
     let final_progress = sim.progress();
     Ok(RunOutput {

@@ -177,6 +177,8 @@ pub struct Summary {
     /// PFC frames sent: pauses (refreshes included) and resumes.
     pub pfc_pauses: u64,
     pub pfc_resumes: u64,
+    /// What the scenario allows but likely did not mean (`scenario::warnings`).
+    pub warnings: Vec<String>,
 }
 
 /// Nearest-rank percentile of a sorted slice: the smallest value with at

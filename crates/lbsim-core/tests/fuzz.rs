@@ -87,15 +87,16 @@ fn scenario_text(case: u64) -> String {
         t += &format!(
             "[queue]\nkind = \"shared\"\ncapacity = \"{capacity}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_pmax = {}\n\
              ecn_at = \"dequeue\"\ntrimming = false\n\
-             [queue.shared]\nsize = \"{}\"\negress_alpha = {}\ndata_class = {}\nscheduling = \"{}\"\npfc = {}\n\
+             [queue.shared]\nsize = \"{}\"\negress_alpha = {}\negress_limits_lossless = {}\ndata_class = {}\nscheduling = \"{}\"\npfc = {}\n\
              pfc_alpha = {}\nheadroom = \"{}\"\nhysteresis = \"{}\"\npause_time = \"{}\"\ndeadlock_after = \"{}\"\n",
             h.pick(&["0.2", "1.0"]),
             h.pick(&["512KiB", "2MiB", "4MiB"]),
             h.pick(&["1.0", "0.5", "8"]),
+            h.chance(0.5),
             h.int(1, 7),
             h.pick(&["round_robin", "strict"]),
             h.chance(0.7),
-            h.pick(&["0.0625", "0.25", "1"]),
+            h.pick(&["0.0625", "0.25", "1", "8"]),
             h.pick(&["auto", "auto", "20KB"]),
             h.pick(&["2pkt", "0B", "10KB"]),
             h.pick(&["5us", "50us", "100ns", "1ns"]),

@@ -357,7 +357,7 @@ fn a_rerun_replaces_the_earlier_run_whole() {
 const SHARED_PFC: &str = "[topology]\nhosts = 16\nradix = 16\nlink_rate = \"100Gbps\"\nlink_latency = \"1us\"\nswitch_latency = \"0ns\"\n\
      [packet]\nmtu = \"1048B\"\nheader = \"48B\"\nack = \"64B\"\n\
      [queue]\nkind = \"shared\"\necn_kmin = \"100MB\"\necn_kmax = \"200MB\"\necn_pmax = 0.2\n\
-     [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\ndata_class = 3\nscheduling = \"round_robin\"\n\
+     [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\negress_limits_lossless = false\ndata_class = 3\nscheduling = \"round_robin\"\n\
      pfc = true\npfc_alpha = 0.0625\nheadroom = \"auto\"\nhysteresis = \"2pkt\"\npause_time = \"5us\"\ndeadlock_after = \"1ms\"\n\
      [cc]\ninitial_cwnd = \"1000pkt\"\nmax_cwnd = \"1000pkt\"\n[lb]\nkind = \"ecmp\"\n[transport]\nrto = \"10ms\"\n\
      [workload]\nkind = \"incast\"\nsenders = 8\nsize = \"256KiB\"\n";

@@ -543,6 +543,8 @@ mod theory_bindings {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The commit this was built from ("<sha>" or "<sha>-dirty"; "" if unknown): see build.rs.
+    m.add("git_commit", env!("LBSIM_GIT_COMMIT"))?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -46,7 +46,7 @@ def slowdown_per_bucket(
                 raise LbsimError(f"unknown statistic {stat!r}; known: mean, p50, p95, p99, p999")
             ax.plot(t["bucket"], t[stat], marker="o", markersize=2.5, color=style.color(name), label=style.label(name))
             labels = labels or [_size_label(b) for b in t["max_size_bytes"]]
-        ticks = list(range(0, buckets, max(1, buckets // 5))) + [buckets - 1]
+        ticks = sorted(set(range(0, buckets, max(1, buckets // 5))) | {buckets - 1})
         ax.set_xticks(ticks, [labels[i] for i in ticks] if labels else [])
         ax.set_xlabel("Flow size (bytes, equal-count buckets)")
         ax.set_ylabel(f"FCT slowdown ({'average' if stat == 'mean' else stat})")
@@ -56,14 +56,18 @@ def slowdown_per_bucket(
 
 
 def slowdown_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
-    """CDF of the measured flows' slowdowns (log x), one line per group."""
+    """CDF of the measured flows' slowdowns, one line per group (log x when
+    the largest slowdown is 10 or more)."""
     with style.context():
         fig, ax = _figure_axes(ax)
+        top = 1.0
         for name, runs in groups.items():
             s = np.sort(measured_flows(runs)["slowdown"].to_numpy(dtype=float))
             if len(s):
                 ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post", color=style.color(name), label=style.label(name))
-        ax.set_xscale("log")
+                top = max(top, float(s[-1]))
+        if top >= 10:  # slowdowns are at least 1: a log axis only when they span a decade
+            ax.set_xscale("log")
         ax.set_xlabel("FCT slowdown")
         ax.set_ylabel("Fraction of flows (CDF)")
         ax.set_ylim(0, 1.02)

@@ -290,18 +290,19 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
             format!("({size} B) must hold at least one packet (packet.mtu = {mtu} B)"),
         );
     }
-    // Headroom "auto": what a link carries in one round trip plus two packets in service (ConWeave artifact's rule).
+    // Headroom "auto": what arrives after the packet that crosses the threshold, at worst: a
+    // round trip of the link and the switch's latency, the packet the pause frame waits behind, the frame itself and the
+    // packet the upstream finishes; plus the crossing packet. The ConWeave artifact's
+    // 2 x rate x delay + 2 MTU is one packet and a frame short: it overflowed, and dropped,
+    // in a 128-host run (docs/rdma.md).
     let rate = s.topology.link_rate.value;
-    let headroom = match &q.headroom.value {
-        None => 2 * rate.bytes_in(s.topology.link_latency.value) + 2 * mtu,
-        Some(_) => {
-            let a = Amount {
-                text: q.headroom.text.clone(),
-                value: q.headroom.value.expect("given"),
-            };
-            bytes(&a, "queue.shared.headroom")?
-        }
-    };
+    let frame = crate::engine::pfc::PFC_FRAME_BYTES as u64;
+    let hop = s.topology.link_latency.value + s.topology.switch_latency.value;
+    let auto = 2 * rate.bytes_in(hop) + 3 * mtu + frame;
+    let headroom = q
+        .headroom
+        .bytes_or(auto, mtu, d.bdp)
+        .map_err(|e| ScenarioError::new("queue.shared.headroom", e))?;
     let threshold = |a: &Amount, key: &str| match a.value {
         AmountValue::Percent(_) => err(
             key,
@@ -331,7 +332,7 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
     if q.pfc {
         // The switch re-sends a pause every half pause time: each refresh must fit on the link
         // (a shorter one floods it with frames, an event every few picoseconds).
-        let frame = rate.serialization(crate::engine::PFC_FRAME_BYTES as u64);
+        let frame = rate.serialization(crate::engine::pfc::PFC_FRAME_BYTES as u64);
         let pause = q.pause_time.value;
         if pause.ps() < 2 * frame.ps() {
             return err(
@@ -363,6 +364,7 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
     Ok(SharedParams {
         size,
         egress_alpha: q.egress_alpha,
+        egress_limits_lossless: q.egress_limits_lossless,
         pfc,
         data_class: q.data_class,
         scheduling: q.scheduling,

@@ -12,9 +12,9 @@ use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
 use crate::net::Network;
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError};
+use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
-use crate::transport::{packetize, Flow, FlowSpec};
+use crate::transport::{packetize, Flow, FlowSpec, RdmaTimer, Recovery};
 use crate::workload::Traffic;
 use std::collections::BTreeMap;
 
@@ -26,6 +26,47 @@ pub struct Parts {
     routes: BTreeMap<LbKind, u8>,
     /// `cc.initial_cwnd` in bytes: each flow's starting window.
     initial_cwnd: u64,
+    rdma: Option<RdmaSender>,
+}
+
+/// How an RDMA transport's senders recover, and IRN's window in packets.
+#[derive(Clone, Copy)]
+struct RdmaSender {
+    recovery: Recovery,
+    timer: RdmaTimer,
+    window: Option<u32>,
+}
+
+/// `[transport.rdma]` as each sender needs it.
+fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, ScenarioError> {
+    let (Some(r), true) = (&s.transport.rdma, s.transport.kind.is_rdma()) else {
+        return Ok(None);
+    };
+    let payload = d.sizes.mtu - d.sizes.header;
+    Ok(Some(match s.transport.kind {
+        TransportKind::Gbn => RdmaSender {
+            recovery: Recovery::GoBackN,
+            timer: RdmaTimer::new(d.rto, d.rto, 0),
+            window: None,
+        },
+        _ => {
+            let key = "transport.rdma.irn_window";
+            let bytes = r
+                .irn_window
+                .bytes_or(d.bdp, d.sizes.mtu, d.bdp)
+                .map_err(|e| ScenarioError::new(key, e))?;
+            let packets = bytes.div_ceil(payload).max(1);
+            if packets > u16::MAX as u64 {
+                let msg = format!("{bytes} B is {packets} packets; IRN's NACKs count up to 65535 packets in flight");
+                return Err(ScenarioError::new(key, msg));
+            }
+            RdmaSender {
+                recovery: Recovery::Irn,
+                timer: RdmaTimer::new(r.irn_rto_low.value, r.irn_rto_high.value, r.irn_low_inflight),
+                window: Some(packets as u32),
+            }
+        }
+    }))
 }
 
 impl Parts {
@@ -58,6 +99,7 @@ impl Parts {
             bdp: d.bdp,
             max_cwnd: window(&s.cc.max_cwnd, "cc.max_cwnd")?,
             wtd_alpha: s.cc.wait_to_decrease.then_some(s.cc.wtd_alpha),
+            line_rate: d.host_rate,
         };
         let mut ccs = BTreeMap::new();
         let overrides = lbs.values().filter_map(|b| b.plan().cc);
@@ -73,6 +115,7 @@ impl Parts {
             ccs,
             routes,
             initial_cwnd,
+            rdma: rdma_sender(s, d)?,
         })
     }
 
@@ -175,6 +218,12 @@ pub fn create(
             f.route = parts.routes.get(&kind).copied().unwrap_or(0);
             if let Some(delta) = plan.ooo_limit {
                 f.tx.set_ooo_limit(delta);
+            }
+            if let Some(r) = parts.rdma {
+                f.tx.set_rdma(r.recovery, r.timer);
+                if let Some(window) = r.window {
+                    f.tx.set_ooo_limit(window);
+                }
             }
             flows.push(f);
         }

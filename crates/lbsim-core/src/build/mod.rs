@@ -56,7 +56,8 @@ pub fn build_with(
     let observer = observer(s, &net)?;
     let receiver_cc = parts.receiver_cc(&net, flows.len());
 
-    let mut sim = Simulation::new(net, flows, params(s, &d));
+    let paced = flows.iter().any(|f| matches!(f.cc, crate::cc::Cc::Dcqcn(_)));
+    let mut sim = Simulation::new(net, flows, SimParams { paced, ..params(s, &d) });
     sim.set_workload_meta(meta);
     if let Some(agent) = receiver_cc {
         sim.set_receiver_cc(agent);
@@ -91,6 +92,12 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
             acks: AckPolicy {
                 ratio: s.transport.ack_ratio,
                 delay: s.transport.ack_delay.value,
+                nack_interval: s
+                    .transport
+                    .rdma
+                    .as_ref()
+                    .map_or(SimTime::ZERO, |r| r.nack_interval.value),
+                cnp_on_ooo: s.transport.rdma.as_ref().is_some_and(|r| r.cnp_on_ooo),
             },
         },
         control_bytes: d.sizes.control as u32,
@@ -98,6 +105,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
         base_rtt: d.base_rtt,
         bdp_bytes: d.bdp,
         queue_bytes: d.queue.capacity,
+        paced: false,
     }
 }
 

@@ -123,7 +123,7 @@ impl CongestionControl for EqdsSender {
 
     /// A packet left: spend the unsolicited allowance first, then a credit.
     #[inline]
-    fn on_send(&mut self) {
+    fn on_send(&mut self, _now: SimTime, _bytes: u32) {
         self.stall_mark = None;
         if self.unsolicited > 0 {
             self.unsolicited -= 1;
@@ -271,34 +271,34 @@ mod tests {
         let mut s = EqdsSender::new(2, true);
         for _ in 0..2 {
             assert!(s.has_credit());
-            s.on_send();
+            s.on_send(SimTime::ZERO, 0);
         }
         assert!(!s.has_credit(), "the first BDP is spent");
         s.on_credit(1);
         assert!(s.has_credit());
-        s.on_send();
+        s.on_send(SimTime::ZERO, 0);
         assert!(!s.has_credit());
         // Credits 2 and 3 arrive out of order, 2 after 3: count 3 holds.
         s.on_credit(3);
         s.on_credit(2);
-        s.on_send();
-        s.on_send();
+        s.on_send(SimTime::ZERO, 0);
+        s.on_send(SimTime::ZERO, 0);
         assert!(!s.has_credit(), "two more credits, two more packets");
     }
 
     #[test]
     fn without_rts_timeouts_reuse_credit_and_stalls_grant_one_after_an_rto() {
         let mut s = EqdsSender::new(1, false);
-        s.on_send();
+        s.on_send(SimTime::ZERO, 0);
         s.on_timeout(4096);
         assert!(s.has_credit(), "the lost packet's credit pays for its retransmission");
-        s.on_send();
+        s.on_send(SimTime::ZERO, 0);
         assert!(!s.has_credit());
         assert!(s.on_stall(), "first check only arms");
         assert!(!s.has_credit());
         assert!(!s.on_stall(), "no credit came for an RTO: grant one");
         assert!(s.has_credit());
-        s.on_send();
+        s.on_send(SimTime::ZERO, 0);
         assert!(s.on_stall());
         s.on_credit(1);
         assert!(s.on_stall(), "a credit arrived meanwhile: re-arm instead of granting");
@@ -310,7 +310,7 @@ mod tests {
     fn with_rts_timeouts_ask_once_per_rtt_and_never_self_grant() {
         let rtt = SimTime::from_us(10);
         let mut s = EqdsSender::new(1, true);
-        s.on_send();
+        s.on_send(SimTime::ZERO, 0);
         s.on_timeout(4096);
         assert!(!s.has_credit(), "no credit of its own making");
         assert!(s.rts_due(SimTime::from_us(50), rtt));

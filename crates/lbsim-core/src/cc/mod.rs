@@ -9,6 +9,7 @@
 //! table and presets, builder), and one line in `congestion_controls!`.
 
 pub mod credit_pacer;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod eqds;
 pub mod mprdma;
@@ -32,6 +33,7 @@ pub struct AckSignal {
     /// Bytes to take back because the load balancer judged the ACK to have
     /// come over a slow path (MP-RDMA: it frees no window); 0 normally.
     pub slow_path: u64,
+    pub now: SimTime,
 }
 
 /// The flow's retransmission timer fired; what the sender saw.
@@ -69,8 +71,13 @@ pub struct TimerAction {
 pub trait CongestionControl {
     /// Whether a packet may leave with `inflight` bytes unacknowledged.
     fn may_send(&self, inflight: u64) -> bool;
-    /// A packet left.
-    fn on_send(&mut self) {}
+    /// A packet of `bytes` left at `now`.
+    fn on_send(&mut self, _now: SimTime, _bytes: u32) {}
+    /// Rate-based algorithms: when the next packet may leave, if not now
+    /// (the engine wakes the flow then; it may also be when the rate changes).
+    fn paced_until(&mut self, _now: SimTime) -> Option<SimTime> {
+        None
+    }
     fn on_ack(&mut self, _ack: &AckSignal) {}
     /// A packet of `bytes` was reported trimmed.
     fn on_nack(&mut self, _bytes: u64) {}
@@ -121,6 +128,8 @@ pub struct CcCommon {
     pub max_cwnd: u64,
     /// `cc.wait_to_decrease`'s weight, when it is on.
     pub wtd_alpha: Option<f64>,
+    /// The hosts' link rate (rate-based algorithms start at it).
+    pub line_rate: crate::time::Rate,
 }
 
 /// Makes each flow's congestion control, and the receivers' agent if any.
@@ -162,8 +171,12 @@ macro_rules! congestion_controls {
                 match self { $($(#[$attr])* Cc::$variant(c) => c.may_send(inflight),)* }
             }
             #[inline]
-            fn on_send(&mut self) {
-                match self { $($(#[$attr])* Cc::$variant(c) => c.on_send(),)* }
+            fn on_send(&mut self, now: SimTime, bytes: u32) {
+                match self { $($(#[$attr])* Cc::$variant(c) => c.on_send(now, bytes),)* }
+            }
+            #[inline]
+            fn paced_until(&mut self, now: SimTime) -> Option<SimTime> {
+                match self { $($(#[$attr])* Cc::$variant(c) => c.paced_until(now),)* }
             }
             #[inline]
             fn on_ack(&mut self, ack: &AckSignal) {
@@ -192,6 +205,7 @@ congestion_controls! {
     Dctcp(DctcpVariant): dctcp,
     Mprdma(DctcpVariant): mprdma,
     Eqds(EqdsSender): eqds,
+    Dcqcn(dcqcn::Dcqcn): dcqcn,
     #[cfg(test)]
     Fixed(tests::FixedWindow): tests,
 }

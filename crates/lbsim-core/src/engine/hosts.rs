@@ -4,6 +4,7 @@
 //! receiver half (data, RTS) or sender half (ACK, NACK, credit).
 
 use super::Simulation;
+use crate::cc::CongestionControl;
 use crate::event::Event;
 use crate::packet::{Packet, PacketId, PacketKind};
 
@@ -30,6 +31,15 @@ impl Simulation {
                 continue;
             }
             let now = self.now;
+            if let Some(at) = self.params.paced.then(|| f.cc.paced_until(now)).flatten() {
+                // Rate-paced (DCQCN): wake the flow when it may go.
+                f.in_ready = false;
+                if at < f.pace_at {
+                    f.pace_at = at;
+                    self.events.push(at, Event::FlowPace { flow: fid });
+                }
+                continue;
+            }
             let (pkt, rtx) = f.next_packet(fid, now);
             let arm_timer = !f.timer_pending;
             f.timer_pending = true;
@@ -39,7 +49,7 @@ impl Simulation {
                 f.in_ready = false;
             }
             if arm_timer {
-                let at = now + self.params.transport.rto;
+                let at = f.tx.timer_due(now + self.params.transport.rto);
                 self.events.push(at, Event::FlowTimer { flow: fid });
             }
             self.counters.packets_sent += 1;

@@ -15,7 +15,7 @@ mod failures;
 mod hosts;
 mod invariants;
 mod links;
-mod pfc;
+pub mod pfc;
 mod progress_guard;
 mod receiving;
 mod report;
@@ -31,7 +31,6 @@ use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::time::SimTime;
 use crate::transport::{Flow, TransportParams};
-pub use pfc::PFC_FRAME_BYTES;
 
 /// Run-wide constants resolved from the scenario.
 #[derive(Clone, Debug)]
@@ -44,6 +43,8 @@ pub struct SimParams {
     pub base_rtt: SimTime,
     pub bdp_bytes: u64,
     pub queue_bytes: u64,
+    /// Some flow's congestion control paces by rate (DCQCN): the NICs ask it when to send.
+    pub paced: bool,
 }
 
 /// What the workload says beyond the flows themselves.
@@ -316,6 +317,7 @@ impl Simulation {
             Event::FlowStart { flow } => self.on_flow_start(flow),
             Event::FlowTimer { flow } => self.on_flow_timer(flow),
             Event::AckFlush { flow } => self.on_ack_flush(flow),
+            Event::FlowPace { flow } => self.on_flow_pace(flow),
             Event::ReceiverCc { host } => self.on_receiver_cc(host),
             Event::Failure { idx, begin } => self.on_failure(idx, begin),
             Event::RouteUpdate { port, down } => self.on_route_update(port, down),

@@ -176,7 +176,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("f.csv"), "src,dst,size_bytes,start_us\n1,9,1048576,0\n").unwrap();
         let toml = "[topology]\nhosts = 16\nlink_rate = \"100Gbps\"\n[queue]\nkind = \"shared\"\necn_kmin = \"100KB\"\necn_kmax = \"400KB\"\n\
-                    [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\ndata_class = 3\nscheduling = \"round_robin\"\n\
+                    [queue.shared]\nsize = \"2MiB\"\negress_alpha = 1.0\negress_limits_lossless = false\ndata_class = 3\nscheduling = \"round_robin\"\n\
                     pfc = true\npfc_alpha = 0.0625\nheadroom = \"auto\"\nhysteresis = \"2pkt\"\n\
                     pause_time = \"5us\"\ndeadlock_after = \"100us\"\n\
                     [workload]\nkind = \"flows\"\nfile = \"f.csv\"\n";

@@ -39,6 +39,20 @@ impl Simulation {
             Reply::Echo(kind) => self.send_control(Packet::reply(data, kind, self.params.control_bytes)),
             Reply::Batch => self.send_ack_batch(data.flow),
             Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow: data.flow }),
+            Reply::Cumulative {
+                kind,
+                cumulative,
+                sacked,
+                cnp,
+            } => {
+                let answer = Packet {
+                    seq: cumulative,
+                    span: sacked,
+                    ecn: cnp,
+                    ..Packet::reply(data, kind, self.params.control_bytes)
+                };
+                self.send_control(answer);
+            }
         }
     }
 
@@ -71,7 +85,7 @@ impl Simulation {
         match self.flows[flow as usize].rx.on_flush(self.now, &acks) {
             Reply::Batch => self.send_ack_batch(flow),
             Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow }),
-            Reply::Nothing | Reply::Echo(_) => {}
+            Reply::Nothing | Reply::Echo(_) | Reply::Cumulative { .. } => {}
         }
     }
 

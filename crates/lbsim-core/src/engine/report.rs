@@ -193,6 +193,7 @@ impl Simulation {
             stop_reason: self.stop_reason.map_or("drained", StopReason::name),
             pfc_pauses: c.pfc_pauses,
             pfc_resumes: c.pfc_resumes,
+            warnings: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::event::Event;
 use crate::packet::Packet;
+use crate::time::SimTime;
 
 impl Simulation {
     pub(super) fn on_flow_start(&mut self, flow: u32) {
@@ -38,8 +39,22 @@ impl Simulation {
         if f.is_done() {
             return;
         }
-        f.on_nack(&nack, self.now);
+        if f.on_nack(&nack, self.now) {
+            f.finish_sender(self.now);
+            self.senders_done += 1;
+            return;
+        }
         self.make_ready(nack.flow);
+    }
+
+    /// A rate-paced flow's next packet may leave.
+    #[inline(never)]
+    pub(super) fn on_flow_pace(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.pace_at == self.now {
+            f.pace_at = SimTime::MAX;
+        }
+        self.make_ready(flow);
     }
 
     pub(super) fn on_credit(&mut self, credit: Packet) {

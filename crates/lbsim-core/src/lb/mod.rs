@@ -152,6 +152,9 @@ pub struct LbEntry {
     pub color: &'static str,
     /// It routes in the switches: its builder gives every switch a policy, and its packets a route class.
     pub switch_side: bool,
+    /// It spreads one flow's packets over several paths at once, so they
+    /// arrive out of order (an in-order transport then retransmits).
+    pub reorders: bool,
     /// Its table's values in each preset that sets them (TOML, applied in preset order).
     pub presets: &'static [(&'static str, &'static str)],
     /// Check its table (`key` is `lb.<name>`).
@@ -284,6 +287,7 @@ pub(crate) mod tests {
         label: "Round-robin",
         color: "#000000",
         switch_side: true,
+        reorders: true,
         presets: &[],
         check: check_params::<NoParams>,
         prepare,

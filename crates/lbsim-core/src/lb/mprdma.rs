@@ -142,6 +142,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "MPRDMA",
     color: "#9467bd", // purple
     switch_side: false,
+    reorders: true,
     presets: &[
         (
             "reps_paper",

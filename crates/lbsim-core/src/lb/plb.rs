@@ -206,6 +206,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "PLB",
     color: "#8c564b", // brown
     switch_side: false,
+    reorders: false,
     presets: &[
         (
             "reps_paper",

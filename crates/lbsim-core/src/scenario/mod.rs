@@ -13,6 +13,7 @@ pub mod failures;
 mod presets;
 pub mod queue;
 pub mod registry;
+mod transport;
 pub mod units;
 mod workload;
 
@@ -25,6 +26,7 @@ pub use registry::{CcKind, LbKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+pub use transport::{warnings, RdmaTransport, Transport, TransportKind};
 pub use units::{Amount, AmountValue, AutoAmount, AutoTime, NeverTime, RateSpec, Time};
 pub use workload::{Arrivals, LoadBasis, Workload, WorkloadKind};
 
@@ -59,7 +61,7 @@ impl std::error::Error for ScenarioError {}
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// Which preset the file builds on: "reps_paper" (default) or "reps_artifact".
+    /// Which preset the file builds on: "reps_paper" (default), "reps_artifact", "rdma_lossless" or "rdma_irn".
     #[serde(default = "presets::default_preset")]
     pub preset: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,31 +118,6 @@ pub struct PacketSizes {
     pub header: Amount,
     /// ACK and NACK size.
     pub ack: Amount,
-}
-
-/// Which transport flows run (`transport::receiver`): the receiver's rule and its ACK policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportKind {
-    /// Ultra Ethernet's out-of-order tolerant transport with selective ACKs (REPS §2.1).
-    Sack,
-    /// Test-only: the in-order receiver of the "add a transport" example.
-    #[cfg(test)]
-    InOrder,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Transport {
-    pub kind: TransportKind,
-    /// Retransmission timeout; "auto" = base RTT of the longest path plus one
-    /// full-queue drain per hop (the REPS artifact's rule).
-    pub rto: AutoTime,
-    /// ACK coalescing: one ACK per this many data packets of a flow (REPS §4.5.1); 1 = every packet.
-    pub ack_ratio: u32,
-    /// Longest a partial batch of coalesced ACKs waits for more packets; "never" = until the
-    /// batch fills or the message completes.
-    pub ack_delay: NeverTime,
 }
 
 /// `[cc]`: the algorithm (`kind`, a `cc::REGISTRY` name), the keys window
@@ -346,19 +323,7 @@ impl Scenario {
         if self.lb.entropy_space == 0 || self.lb.entropy_space > 65536 {
             return Err(ScenarioError::new("lb.entropy_space", "must be between 1 and 65536"));
         }
-        let t = &self.transport;
-        if t.ack_ratio == 0 || t.ack_ratio > u16::MAX as u32 {
-            return Err(ScenarioError::new(
-                "transport.ack_ratio",
-                format!("must be between 1 and {}, got {}", u16::MAX, t.ack_ratio),
-            ));
-        }
-        if t.ack_delay.value == Some(crate::time::SimTime::ZERO) {
-            return Err(ScenarioError::new(
-                "transport.ack_delay",
-                "must be positive, or \"never\"",
-            ));
-        }
+        self.transport.check(&self.queue)?;
         let c = &self.cc;
         if !(c.wtd_alpha > 0.0 && c.wtd_alpha <= 1.0) {
             return Err(ScenarioError::new(

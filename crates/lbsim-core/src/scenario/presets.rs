@@ -6,22 +6,28 @@ use super::ScenarioError;
 
 const PRESET_PAPER: &str = include_str!("../../presets/reps_paper.toml");
 const PRESET_ARTIFACT: &str = include_str!("../../presets/reps_artifact.toml");
+const PRESET_LOSSLESS: &str = include_str!("../../presets/rdma_lossless.toml");
+const PRESET_IRN: &str = include_str!("../../presets/rdma_irn.toml");
 
 /// Tables the user's file replaces whole instead of merging key by key:
 /// their keys depend on `kind`, so a preset's keys must not leak in.
 pub(super) const REPLACED_WHOLE: &[&str] = &["workload"];
 
 pub fn preset_names() -> &'static [&'static str] {
-    &["reps_paper", "reps_artifact"]
+    &["reps_paper", "reps_artifact", "rdma_lossless", "rdma_irn"]
 }
 
 /// A preset's chain of layers, the base first, with each layer's file.
 fn preset_chain(name: &str) -> Option<&'static [(&'static str, &'static str)]> {
     const PAPER: (&str, &str) = ("reps_paper", PRESET_PAPER);
     const ARTIFACT: (&str, &str) = ("reps_artifact", PRESET_ARTIFACT);
+    const LOSSLESS: (&str, &str) = ("rdma_lossless", PRESET_LOSSLESS);
+    const IRN: (&str, &str) = ("rdma_irn", PRESET_IRN);
     match name {
         "reps_paper" => Some(&[PAPER]),
         "reps_artifact" => Some(&[PAPER, ARTIFACT]),
+        "rdma_lossless" => Some(&[PAPER, LOSSLESS]),
+        "rdma_irn" => Some(&[PAPER, LOSSLESS, IRN]),
         _ => None,
     }
 }

@@ -48,6 +48,8 @@ pub struct SharedQueue {
     pub size: Amount,
     /// Egress dynamic threshold: a queue may hold this × the free buffer.
     pub egress_alpha: f64,
+    /// With PFC, the egress threshold also limits (and may drop) the lossless class.
+    pub egress_limits_lossless: bool,
     /// The class data packets travel in (1-7; 0 is control).
     pub data_class: u8,
     pub scheduling: Scheduling,
@@ -55,7 +57,7 @@ pub struct SharedQueue {
     pub pfc: bool,
     /// Ingress dynamic threshold of a priority group (PFC's XOFF point), a fraction of the free shared pool.
     pub pfc_alpha: f64,
-    /// Per port and group, for what arrives after a pause: bytes, or "auto" = 2 × rate × link latency + 2 MTU.
+    /// Per port and group, for what arrives after a pause: bytes, or "auto" = 2 × rate × (link + switch latency) + 3 MTU + a pause frame.
     pub headroom: AutoAmount,
     /// A paused group resumes this far below its threshold.
     pub hysteresis: Amount,

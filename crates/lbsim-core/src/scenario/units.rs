@@ -360,6 +360,20 @@ pub struct AutoAmount {
     pub value: Option<AmountValue>,
 }
 
+impl AutoAmount {
+    /// In bytes (as `Amount::bytes`), or `auto` when it is "auto".
+    pub fn bytes_or(&self, auto: u64, pkt: u64, bdp: u64) -> Result<u64, String> {
+        match self.value {
+            None => Ok(auto),
+            Some(value) => Amount {
+                text: self.text.clone(),
+                value,
+            }
+            .bytes(pkt, bdp, None),
+        }
+    }
+}
+
 pub fn parse_auto_amount(s: &str) -> Result<Option<AmountValue>, String> {
     if s.trim() == "auto" {
         Ok(None)

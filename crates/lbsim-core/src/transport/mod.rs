@@ -9,6 +9,8 @@
 //! sender when it sees the last ACK.
 
 pub mod ack_coalescing;
+pub mod gbn;
+pub mod irn;
 pub mod receiver;
 pub mod sender;
 
@@ -19,7 +21,7 @@ use crate::rng::Rng;
 use crate::scenario::{LbKind, TransportKind};
 use crate::time::SimTime;
 pub use receiver::{AckPolicy, Receive, Receiver};
-pub use sender::Sender;
+pub use sender::{RdmaTimer, Recovery, Sender};
 
 /// One message to deliver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +75,8 @@ pub struct Flow {
     pub route: u8,
     pub timer_pending: bool,
     pub in_ready: bool,
+    /// When a rate-paced flow's wake-up is due (`SimTime::MAX`: none pending).
+    pub pace_at: SimTime,
     /// When it actually started: its `spec.start`, or later when it waited for other flows.
     pub started_at: SimTime,
     /// Flows it still waits for before it may start.
@@ -117,6 +121,7 @@ impl Flow {
             route: 0,
             timer_pending: false,
             in_ready: false,
+            pace_at: SimTime::MAX,
             started_at: spec.start,
             waiting_on: 0,
             message: 0,
@@ -155,7 +160,7 @@ impl Flow {
     #[inline]
     pub fn next_packet(&mut self, id: u32, now: SimTime) -> (Packet, bool) {
         let (seq, size, rtx) = self.tx.take_next(now);
-        self.cc.on_send();
+        self.cc.on_send(now, size);
         let ev = self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats);
         self.tx.record_ev(seq, ev);
         let pkt = Packet::data(id, seq, self.spec.src, self.spec.dst, size, ev, self.route, now);
@@ -177,6 +182,9 @@ impl Flow {
     /// An ACK (or a coalesced batch) arrived. Returns true when it was the last one needed.
     #[inline]
     pub fn on_ack(&mut self, ack: &Packet, now: SimTime, rto: SimTime) -> bool {
+        if self.tx.recovery != Recovery::Sack {
+            return self.on_rdma_answer(ack, now);
+        }
         self.tx.record_rtt(now, now - ack.sent_at, rto);
         let single = ack.kind == PacketKind::Ack;
         let echo = AckEcho {
@@ -197,21 +205,60 @@ impl Flow {
             acked: acked.bytes,
             ecn: ack.ecn,
             slow_path,
+            now,
         });
         acked.all
     }
 
-    /// A NACK: its packet was trimmed on the way.
-    pub fn on_nack(&mut self, nack: &Packet, now: SimTime) {
+    /// A NACK: its packet was trimmed on the way (SACK), or the RDMA
+    /// receiver saw a gap. Returns true when it acknowledged the last packet.
+    pub fn on_nack(&mut self, nack: &Packet, now: SimTime) -> bool {
+        if self.tx.recovery != Recovery::Sack {
+            return self.on_rdma_answer(nack, now);
+        }
         self.lb.on_nack(now, nack.ev, &mut self.lb_stats);
         if let Some(size) = self.tx.on_nack(nack.seq) {
             self.cc.on_nack(size);
         }
+        false
+    }
+
+    /// An RDMA ACK or NACK: a cumulative count, perhaps a selective ACK,
+    /// and a CNP in its ECN bit.
+    fn on_rdma_answer(&mut self, pkt: &Packet, now: SimTime) -> bool {
+        let echo = AckEcho {
+            ev: pkt.ev,
+            ecn: pkt.ecn,
+            seq: None,
+        };
+        self.lb.on_ack(now, &echo, &mut self.lb_stats);
+        let acked = match self.tx.recovery {
+            Recovery::GoBackN => self.tx.gbn_on_answer(pkt.kind, pkt.seq, now),
+            _ => {
+                let sacked = (pkt.kind == PacketKind::Nack && pkt.span > 0).then(|| pkt.seq + pkt.span as u32);
+                self.tx.irn_on_answer(pkt.seq, sacked, now)
+            }
+        };
+        self.cc.on_ack(&AckSignal {
+            acked: acked.bytes,
+            ecn: pkt.ecn,
+            slow_path: 0,
+            now,
+        });
+        acked.all
     }
 
     /// The retransmission timer fired: declare overdue packets lost, tell
     /// congestion control and the balancer, and say when to fire again.
     pub fn on_timer(&mut self, now: SimTime, p: &TransportParams, lost: &mut Vec<(u64, u16)>) -> TimerOutcome {
+        if self.tx.recovery != Recovery::Sack {
+            let (lost, rearm) = self.tx.on_rdma_timer(now);
+            return TimerOutcome {
+                lost,
+                rearm,
+                request: None,
+            };
+        }
         lost.clear();
         let next = self.tx.on_timer(now, p.rto, lost);
         for &(size, ev) in lost.iter() {

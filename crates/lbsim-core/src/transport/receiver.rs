@@ -12,6 +12,8 @@
 //! batch waits (`transport::ack_coalescing`).
 
 use super::ack_coalescing::{AckLog, Trigger};
+pub use super::gbn::GoBackN;
+pub use super::irn::Irn;
 use crate::packet::{Packet, PacketKind};
 use crate::scenario::TransportKind;
 use crate::time::SimTime;
@@ -23,6 +25,10 @@ pub struct AckPolicy {
     pub ratio: u32,
     /// Longest a partial batch waits; None: until it fills or the message ends.
     pub delay: Option<SimTime>,
+    /// RDMA receivers: at most one NACK per gap per this.
+    pub nack_interval: SimTime,
+    /// RDMA receivers: an out-of-order arrival also asks for a rate cut (CNP).
+    pub cnp_on_ooo: bool,
 }
 
 /// How the receiver answers an arrival.
@@ -36,6 +42,15 @@ pub enum Reply {
     Batch,
     /// Nothing now; call `on_flush` at this time.
     FlushAt(SimTime),
+    /// An RDMA answer (ACK or NACK): every packet below `cumulative` arrived;
+    /// a NACK's `sacked` > 0 says packet `cumulative + sacked` arrived too
+    /// (IRN); `cnp` asks the sender to cut its rate.
+    Cumulative {
+        kind: PacketKind,
+        cumulative: u32,
+        sacked: u16,
+        cnp: bool,
+    },
 }
 
 /// What a data arrival did.
@@ -76,6 +91,8 @@ pub trait Receive {
 /// The receivers lbsim has (`transport.kind`).
 pub enum Receiver {
     Sack(Sack),
+    Gbn(GoBackN),
+    Irn(Irn),
     #[cfg(test)]
     InOrder(tests::InOrder),
 }
@@ -86,6 +103,8 @@ impl Receiver {
     pub fn of(kind: TransportKind) -> Receiver {
         match kind {
             TransportKind::Sack => Receiver::Sack(Sack::new(0)),
+            TransportKind::Gbn => Receiver::Gbn(GoBackN::default()),
+            TransportKind::Irn => Receiver::Irn(Irn::new(0)),
             #[cfg(test)]
             TransportKind::InOrder => Receiver::InOrder(tests::InOrder::new()),
         }
@@ -96,6 +115,8 @@ macro_rules! dispatch {
     ($self:ident, $r:ident => $e:expr) => {
         match $self {
             Receiver::Sack($r) => $e,
+            Receiver::Gbn($r) => $e,
+            Receiver::Irn($r) => $e,
             #[cfg(test)]
             Receiver::InOrder($r) => $e,
         }
@@ -304,11 +325,16 @@ pub(crate) mod tests {
         fn release(&mut self) {}
     }
 
-    fn data(seq: u32) -> Packet {
+    pub(crate) fn data(seq: u32) -> Packet {
         Packet::data(0, seq, 0, 1, 4096, 9, 0, SimTime::ZERO)
     }
 
-    const PER_PACKET: AckPolicy = AckPolicy { ratio: 1, delay: None };
+    pub(crate) const PER_PACKET: AckPolicy = AckPolicy {
+        ratio: 1,
+        delay: None,
+        nack_interval: SimTime::from_us(4),
+        cnp_on_ooo: true,
+    };
 
     #[test]
     fn sack_accepts_any_order_once_and_nacks_trimmed_headers() {
@@ -336,6 +362,7 @@ pub(crate) mod tests {
         let policy = AckPolicy {
             ratio: 4,
             delay: Some(SimTime::from_us(2)),
+            ..PER_PACKET
         };
         let mut r = Sack::new(6);
         let at = |us| SimTime::from_us(us);

@@ -6,16 +6,64 @@
 //! every send older than the RTO that is still unacknowledged lost, then
 //! re-arms at the next oldest deadline. The RTO is fixed, as in the REPS
 //! artifact.
+//!
+//! The RDMA transports keep the same per-packet record but recover
+//! differently (`transport::gbn`, `transport::irn`): cumulative ACKs, and
+//! one timer restarted by every send and ACK, as RDMA NICs do (IB spec
+//! o9-85).
 
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PktState {
+pub(super) enum PktState {
     Unsent,
     InFlight,
+    /// To be sent again (a retransmission when it goes).
     Lost,
     Acked,
+}
+
+/// How the sender finds and repairs losses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Per-packet ACKs and NACKs, a timer per send (REPS §2.1).
+    Sack,
+    /// RoCE Go-Back-N (`transport::gbn`).
+    GoBackN,
+    /// IRN's selective repeat (`transport::irn`).
+    Irn,
+}
+
+/// The RDMA transports' one retransmission timer: restarted by every send
+/// and ACK; its RTO is `low` with at most `low_inflight` packets
+/// outstanding, `high` otherwise (IRN; Go-Back-N has one RTO).
+#[derive(Clone, Copy, Debug)]
+pub struct RdmaTimer {
+    pub low: SimTime,
+    pub high: SimTime,
+    pub low_inflight: u32,
+    pub(super) deadline: SimTime,
+}
+
+impl RdmaTimer {
+    pub fn new(low: SimTime, high: SimTime, low_inflight: u32) -> Self {
+        RdmaTimer {
+            low,
+            high,
+            low_inflight,
+            deadline: SimTime::ZERO,
+        }
+    }
+}
+
+/// IRN's recovery episode: from the first NACK until the cumulative ACK
+/// passes `until`; packets below `scan` were already judged this episode.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct IrnEpisode {
+    pub active: bool,
+    pub until: u32,
+    pub scan: u32,
 }
 
 pub struct Sender {
@@ -50,6 +98,9 @@ pub struct Sender {
     pub retransmissions: u64,
     pub timeouts: u64,
     pub nacks: u64,
+    pub recovery: Recovery,
+    pub(super) timer: RdmaTimer,
+    pub(super) irn: IrnEpisode,
 }
 
 /// What a newly arrived ACK did.
@@ -94,6 +145,9 @@ impl Sender {
             retransmissions: 0,
             timeouts: 0,
             nacks: 0,
+            recovery: Recovery::Sack,
+            timer: RdmaTimer::new(SimTime::ZERO, SimTime::ZERO, 0),
+            irn: IrnEpisode::default(),
         }
     }
 
@@ -113,6 +167,12 @@ impl Sender {
         self.state.capacity() * std::mem::size_of::<PktState>()
             + self.sent_at.capacity() * std::mem::size_of::<SimTime>()
             + self.sent_ev.capacity() * std::mem::size_of::<u16>()
+    }
+
+    /// Recover as an RDMA transport does, with this timer.
+    pub fn set_rdma(&mut self, recovery: Recovery, timer: RdmaTimer) {
+        self.recovery = recovery;
+        self.timer = timer;
     }
 
     /// Wire size of packet `seq`: its share of the payload plus the header.
@@ -192,13 +252,19 @@ impl Sender {
             Some(s) => (s, true),
             None => {
                 self.next_new += 1;
-                (self.next_new - 1, false)
+                let seq = self.next_new - 1;
+                // Go-Back-N resends rewound packets in order, as new ones.
+                (seq, self.state[seq as usize] == PktState::Lost)
             }
         };
         let size = self.wire_size(seq);
         self.state[seq as usize] = PktState::InFlight;
         self.sent_at[seq as usize] = now;
-        self.send_log.push_back((now, seq));
+        if self.recovery == Recovery::Sack {
+            self.send_log.push_back((now, seq));
+        } else {
+            self.restart_timer(now);
+        }
         self.inflight += size as u64;
         if rtx {
             self.retransmissions += 1;
@@ -292,6 +358,106 @@ impl Sender {
             lost.push((size, self.sent_ev[seq as usize]));
         }
         None
+    }
+
+    /// An RDMA cumulative ACK: every packet below `cumulative` arrived.
+    pub(super) fn ack_below(&mut self, cumulative: u32, now: SimTime) -> Acked {
+        let mut out = Acked::default();
+        while self.una < cumulative.min(self.npkts) {
+            let seq = self.una;
+            let st = self.state[seq as usize];
+            if st != PktState::Acked {
+                let size = self.wire_size(seq) as u64;
+                if st == PktState::InFlight {
+                    self.inflight -= size;
+                }
+                self.state[seq as usize] = PktState::Acked;
+                self.acked += 1;
+                out.bytes += size;
+            }
+            self.una += 1;
+        }
+        self.next_new = self.next_new.max(self.una);
+        self.send_limit = self.una.saturating_add(self.ooo_limit);
+        out.all = self.acked == self.npkts;
+        self.restart_timer(now);
+        out
+    }
+
+    /// Packets sent and not yet cumulatively acknowledged.
+    #[inline]
+    pub(super) fn outstanding(&self) -> u32 {
+        self.next_new - self.una
+    }
+
+    /// The RDMA timer starts over from `now`.
+    #[inline]
+    pub(super) fn restart_timer(&mut self, now: SimTime) {
+        let t = &self.timer;
+        let rto = if self.outstanding() <= t.low_inflight {
+            t.low
+        } else {
+            t.high
+        };
+        self.timer.deadline = now + rto;
+    }
+
+    pub(super) fn state_of(&self, seq: u32) -> PktState {
+        self.state[seq as usize]
+    }
+
+    /// Declare an in-flight packet lost; `queue`: resend it ahead of new
+    /// data (IRN) rather than in order from `next_new` (Go-Back-N).
+    pub(super) fn declare_lost(&mut self, seq: u32, queue: bool) -> bool {
+        if self.state[seq as usize] != PktState::InFlight {
+            return false;
+        }
+        self.inflight -= self.wire_size(seq) as u64;
+        self.state[seq as usize] = PktState::Lost;
+        if queue {
+            self.rtx.push_back(seq);
+        }
+        true
+    }
+
+    /// The RDMA timer fired: (packets it declared lost, when to look again).
+    pub fn on_rdma_timer(&mut self, now: SimTime) -> (u64, Option<SimTime>) {
+        if self.is_done() || (self.outstanding() == 0 && self.rtx.is_empty()) {
+            return (0, None);
+        }
+        if now < self.timer.deadline {
+            return (0, Some(self.timer.deadline));
+        }
+        let lost = match self.recovery {
+            Recovery::GoBackN => self.rewind(self.una),
+            Recovery::Irn => self.irn_timeout(),
+            Recovery::Sack => unreachable!("the SACK sender times each send"),
+        };
+        self.timeouts += lost;
+        self.restart_timer(now);
+        (lost, Some(self.timer.deadline))
+    }
+
+    /// When a newly armed timer must first fire: one RTO after a send
+    /// (`sack_due`), or the RDMA timer's own deadline.
+    #[inline]
+    pub fn timer_due(&self, sack_due: SimTime) -> SimTime {
+        match self.recovery {
+            Recovery::Sack => sack_due,
+            _ => self.timer.deadline,
+        }
+    }
+
+    pub(super) fn next_new(&self) -> u32 {
+        self.next_new
+    }
+
+    pub(super) fn set_next_new(&mut self, seq: u32) {
+        self.next_new = seq;
+    }
+
+    pub(super) fn una(&self) -> u32 {
+        self.una
     }
 
     /// Every ACK arrived: release per-packet state.

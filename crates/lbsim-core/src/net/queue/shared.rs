@@ -19,7 +19,10 @@
 //!   to pause, refreshing the pause every half pause time (the engine's
 //!   `PfcRefresh`) until the group has drained below its threshold less a
 //!   hysteresis and its headroom is empty, when it sends a resume; a headroom
-//!   overflow drops. Egress admission applies too.
+//!   overflow drops. The egress threshold applies to a lossless class only
+//!   with `egress_limits_lossless` (as in the artifact's MMU, where a queue
+//!   fed by many paused-late ingresses can then drop); without it PFC alone
+//!   bounds the class and nothing is lost while the headroom suffices.
 //! - ECN: RED on the egress queue's bytes at dequeue (Kmin, Kmax, Pmax).
 //!
 //! The per-switch state (`SharedBuffer`) lives in `Network::buffers`; each
@@ -63,6 +66,9 @@ pub struct PfcParams {
 pub struct SharedParams {
     pub size: u64,
     pub egress_alpha: f64,
+    /// With PFC, the egress threshold also limits the lossless class (the
+    /// ConWeave artifact's MMU, which can then drop under PFC).
+    pub egress_limits_lossless: bool,
     /// Lossless data class (PFC) when set.
     pub pfc: Option<PfcParams>,
     pub data_class: u8,
@@ -249,11 +255,12 @@ impl QueueDiscipline for SharedQueue {
             .as_deref_mut()
             .expect("a shared queue's switch has a shared buffer");
         let (class, size, port) = (buf.params.data_class as usize, pkt.size as u64, self.local);
-        if !buf.egress_admits(port, class, size) {
+        let lossless = buf.params.pfc.zip(ingress);
+        let egress_limited = lossless.is_none() || buf.params.egress_limits_lossless;
+        if egress_limited && !buf.egress_admits(port, class, size) {
             self.stats.drops += 1;
             return Admission::Dropped;
         }
-        let lossless = buf.params.pfc.zip(ingress);
         if let Some((pfc, ing)) = lossless {
             let g = ing.local as usize;
             if (buf.ingress[g][class] + size) as f64 > buf.ingress_threshold(&pfc) || buf.headroom[g][class] > 0 {

@@ -1,0 +1,154 @@
+//! `[transport]`: which transport flows run, its timers and ACK policy, and
+//! the RDMA transports' own table `[transport.rdma]`.
+
+use super::queue::{Queue, QueueKind};
+use super::units::{AutoAmount, AutoTime, NeverTime, Time};
+use super::{AmountValue, ScenarioError};
+use serde::{Deserialize, Serialize};
+
+/// Which transport flows run (`transport::receiver`): the receiver's rule and its ACK policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// Ultra Ethernet's out-of-order tolerant transport with selective ACKs (REPS §2.1).
+    Sack,
+    /// RoCEv2's Go-Back-N: in-order receiver, cumulative ACKs, a NACK rewinds the sender (ConWeave §2).
+    Gbn,
+    /// IRN (Mittal et al., SIGCOMM '18): selective ACKs, only lost packets resent, a BDP in flight.
+    Irn,
+    /// Test-only: the in-order receiver of the "add a transport" example.
+    #[cfg(test)]
+    InOrder,
+}
+
+impl TransportKind {
+    /// An RDMA transport (cumulative ACKs, `[transport.rdma]`).
+    pub fn is_rdma(self) -> bool {
+        matches!(self, TransportKind::Gbn | TransportKind::Irn)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transport {
+    pub kind: TransportKind,
+    /// Retransmission timeout; "auto" = base RTT of the longest path plus one
+    /// full-queue drain per hop (the REPS artifact's rule). Go-Back-N's RTO.
+    pub rto: AutoTime,
+    /// ACK coalescing: one ACK per this many data packets of a flow (REPS §4.5.1); 1 = every packet.
+    pub ack_ratio: u32,
+    /// Longest a partial batch of coalesced ACKs waits for more packets; "never" = until the
+    /// batch fills or the message completes.
+    pub ack_delay: NeverTime,
+    /// The RDMA transports' settings (`kind` = "gbn" or "irn").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma: Option<RdmaTransport>,
+}
+
+/// `[transport.rdma]`: the RDMA NIC's receiver and, for IRN, its sender.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RdmaTransport {
+    /// The receiver NACKs a gap at most once per this (Go-Back-N; IRN: a repeated selective ACK).
+    pub nack_interval: Time,
+    /// The receiver also asks for a rate cut (CNP) when data arrives out of order.
+    pub cnp_on_ooo: bool,
+    /// IRN: new packets go only while the bytes from the cumulative ACK to the highest
+    /// sent are below this; "auto" = the BDP of the longest path.
+    pub irn_window: AutoAmount,
+    /// IRN's RTO when at most `irn_low_inflight` packets are outstanding.
+    pub irn_rto_low: Time,
+    /// IRN's RTO otherwise.
+    pub irn_rto_high: Time,
+    pub irn_low_inflight: u32,
+}
+
+impl Transport {
+    pub(super) fn check(&self, queue: &Queue) -> Result<(), ScenarioError> {
+        let bad = |key: &str, msg: String| Err(ScenarioError::new(format!("transport.{key}"), msg));
+        if self.ack_ratio == 0 || self.ack_ratio > u16::MAX as u32 {
+            return bad(
+                "ack_ratio",
+                format!("must be between 1 and {}, got {}", u16::MAX, self.ack_ratio),
+            );
+        }
+        if self.ack_delay.value == Some(crate::time::SimTime::ZERO) {
+            return bad("ack_delay", "must be positive, or \"never\"".into());
+        }
+        if !self.kind.is_rdma() {
+            return Ok(());
+        }
+        let kind = if self.kind == TransportKind::Gbn { "gbn" } else { "irn" };
+        let Some(r) = &self.rdma else {
+            return bad(
+                "rdma",
+                format!(
+                    "is required with transport.kind = \"{kind}\" (nack_interval, cnp_on_ooo, irn_*); \
+                     the presets rdma_lossless and rdma_irn set it"
+                ),
+            );
+        };
+        if self.ack_ratio != 1 {
+            return bad(
+                "ack_ratio",
+                format!("an RDMA receiver acknowledges every packet; transport.kind = \"{kind}\" needs 1"),
+            );
+        }
+        if queue.trimming {
+            return Err(ScenarioError::new(
+                "queue.trimming",
+                format!("transport.kind = \"{kind}\" has no use for trimmed headers; trimming needs \"sack\""),
+            ));
+        }
+        let pfc = queue.kind == QueueKind::Shared && queue.shared.as_ref().is_some_and(|q| q.pfc);
+        if self.kind == TransportKind::Irn && pfc {
+            return Err(ScenarioError::new(
+                "queue.shared.pfc",
+                "IRN is the lossy RDMA transport (its timers expect drops, and the ConWeave artifact \
+                 switches them off under PFC); use transport.kind = \"gbn\" for lossless RoCE",
+            ));
+        }
+        r.check()
+    }
+}
+
+/// What a scenario allows but a user likely did not mean: Go-Back-N under
+/// a balancer that reorders a flow's packets retransmits everything behind
+/// each overtaken packet.
+pub fn warnings(s: &super::Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.transport.kind == TransportKind::Gbn {
+        let kinds = std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind));
+        for kind in kinds {
+            let e = crate::lb::entry(kind);
+            if e.reorders {
+                out.push(format!(
+                    "lb.kind = \"{}\" sends a flow's packets over several paths; transport.kind = \"gbn\" \
+                     accepts only in-order packets, so every overtaken packet makes its sender resend \
+                     everything after it (counted as retransmissions). IRN (\"irn\") or \"sack\" tolerate reordering.",
+                    e.name
+                ));
+            }
+        }
+    }
+    out
+}
+
+impl RdmaTransport {
+    fn check(&self) -> Result<(), ScenarioError> {
+        let bad = |key: &str, msg: &str| Err(ScenarioError::new(format!("transport.rdma.{key}"), msg));
+        for (key, t) in [
+            ("nack_interval", &self.nack_interval),
+            ("irn_rto_low", &self.irn_rto_low),
+            ("irn_rto_high", &self.irn_rto_high),
+        ] {
+            if t.value.ps() == 0 {
+                return bad(key, "must be positive");
+            }
+        }
+        if matches!(self.irn_window.value, Some(AmountValue::Percent(_))) {
+            return bad("irn_window", "must be an amount of data, like \"104000B\", or \"auto\"");
+        }
+        Ok(())
+    }
+}
