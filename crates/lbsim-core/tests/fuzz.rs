@@ -3,7 +3,8 @@
 //!
 //! - `random_small_valid_scenarios`: random small scenarios (topology, tiers,
 //!   radix, rates, packet sizes, queues (two-class, and shared buffers with
-//!   or without PFC), transport, every load balancer and
+//!   or without PFC), transports (the out-of-order one, Go-Back-N, IRN),
+//!   every load balancer and
 //!   congestion control, every workload, random failures of every kind):
 //!   each either is refused with a `ScenarioError`, or runs to the end of a
 //!   bounded horizon without a panic, within a wall-clock bound, with the
@@ -77,6 +78,11 @@ fn scenario_text(case: u64) -> String {
     t += &format!("[packet]\nmtu = \"{}\"\n", g.pick(&["1500B", "4096B", "9000B"]));
     let cc = g.pick(&["dctcp", "dctcp", "mprdma", "eqds"]);
     let trimming = if cc == "eqds" { g.chance(0.8) } else { g.chance(0.3) };
+    // The RDMA transports (Go-Back-N, IRN) and DCQCN, from their own stream so the other draws
+    // stay as they were; they acknowledge every packet and do not trim.
+    let mut r = G::new(case, 3);
+    let rdma = r.chance(0.25);
+    let trimming = trimming && !rdma;
     let (kmin, kmax) = *g.pick(&[&("20%", "80%"), &("10pkt", "15pkt"), &("0%", "100%")]);
     let capacity = g.pick(&["1bdp", "0.5bdp", "2bdp", "20pkt"]);
     let ecn_at = g.pick(&["enqueue", "dequeue"]);
@@ -107,12 +113,30 @@ fn scenario_text(case: u64) -> String {
             "[queue]\ncapacity = \"{capacity}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_at = \"{ecn_at}\"\ntrimming = {trimming}\n",
         );
     }
+    let rto = g.pick(&["70us", "auto", "20us"]);
+    let ack_ratio = g.pick(&["1", "1", "2", "4", "8"]);
     t += &format!(
-        "[transport]\nrto = \"{}\"\nack_ratio = {}\nack_delay = \"{}\"\n",
-        g.pick(&["70us", "auto", "20us"]),
-        g.pick(&["1", "1", "2", "4", "8"]),
+        "[transport]\nrto = \"{rto}\"\nack_ratio = {}\nack_delay = \"{}\"\n",
+        if rdma { "1" } else { ack_ratio },
         g.pick(&["2us", "never", "500ns"]),
     );
+    let mut cc = cc;
+    if rdma {
+        t += &format!(
+            "kind = \"{}\"\n[transport.rdma]\nnack_interval = \"{}\"\ncnp_on_ooo = {}\nirn_window = \"{}\"\n\
+             irn_rto_low = \"{}\"\nirn_rto_high = \"{}\"\nirn_low_inflight = {}\n",
+            r.pick(&["gbn", "irn"]),
+            r.pick(&["4us", "500ns", "50us"]),
+            r.chance(0.5),
+            r.pick(&["auto", "1bdp", "20pkt"]),
+            r.pick(&["100us", "20us"]),
+            r.pick(&["320us", "100us"]),
+            r.int(1, 5),
+        );
+        if r.chance(0.6) {
+            cc = "dcqcn";
+        }
+    }
     t += &format!(
         "[cc]\nkind = \"{cc}\"\nwait_to_decrease = {}\ninitial_cwnd = \"{}\"\n",
         g.chance(0.3),
