@@ -196,6 +196,7 @@ ecn_kmax = "400KB"
 [queue.shared]
 size = "2MiB"
 egress_alpha = 1.0
+egress_limits_lossless = false
 data_class = 3
 scheduling = "round_robin"
 pfc = true
