@@ -10,7 +10,7 @@
 //! Packets a load balancer reorders are therefore real retransmissions:
 //! everything sent after the overtaken packet goes twice.
 
-use super::receiver::{AckPolicy, Arrival, Batch, Receive, Reply};
+use super::receiver::{AckPolicy, Arrival, Receive, Reply};
 use super::sender::{Acked, Sender};
 use crate::packet::{Packet, PacketKind};
 use crate::time::SimTime;
@@ -61,15 +61,6 @@ impl Receive for GoBackN {
             self.answer(PacketKind::Ack, pkt.ecn)
         };
         Arrival { new, complete, reply }
-    }
-    fn on_flush(&mut self, _now: SimTime, _policy: &AckPolicy) -> Reply {
-        Reply::Nothing
-    }
-    fn take_batch(&mut self) -> Batch {
-        unreachable!("an RDMA receiver does not coalesce")
-    }
-    fn covered(&self, _start: u32, _span: u16) -> &[u32] {
-        &[]
     }
     fn finish(&self) -> Option<SimTime> {
         self.finish

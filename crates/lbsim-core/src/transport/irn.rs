@@ -15,7 +15,7 @@
 //! every packet not yet selectively acknowledged, including ones still in
 //! flight; lbsim follows the paper's rule (docs/rdma.md).
 
-use super::receiver::{AckPolicy, Arrival, Batch, Receive, Reply};
+use super::receiver::{AckPolicy, Arrival, Receive, Reply};
 use super::sender::{Acked, PktState, Sender};
 use crate::packet::{Packet, PacketKind};
 use crate::time::SimTime;
@@ -95,15 +95,6 @@ impl Receive for Irn {
             complete: false,
             reply,
         }
-    }
-    fn on_flush(&mut self, _now: SimTime, _policy: &AckPolicy) -> Reply {
-        Reply::Nothing
-    }
-    fn take_batch(&mut self) -> Batch {
-        unreachable!("an RDMA receiver does not coalesce")
-    }
-    fn covered(&self, _start: u32, _span: u16) -> &[u32] {
-        &[]
     }
     fn finish(&self) -> Option<SimTime> {
         self.finish

@@ -75,11 +75,18 @@ pub trait Receive {
     /// A data packet (or trimmed header) of this flow, a message of `npkts` packets, arrived.
     fn on_data(&mut self, pkt: &Packet, npkts: u32, now: SimTime, policy: &AckPolicy) -> Arrival;
     /// A flush it asked for is due: `Batch` to acknowledge now, `FlushAt` to wait more.
-    fn on_flush(&mut self, now: SimTime, policy: &AckPolicy) -> Reply;
+    /// (Receivers that never coalesce never ask for one.)
+    fn on_flush(&mut self, _now: SimTime, _policy: &AckPolicy) -> Reply {
+        Reply::Nothing
+    }
     /// Close the pending batch for an ACK to carry.
-    fn take_batch(&mut self) -> Batch;
+    fn take_batch(&mut self) -> Batch {
+        unreachable!("this receiver never replies with a batch")
+    }
     /// The seqs a batch acknowledges (the sender reads them through the ACK).
-    fn covered(&self, start: u32, span: u16) -> &[u32];
+    fn covered(&self, _start: u32, _span: u16) -> &[u32] {
+        &[]
+    }
     /// When the message became whole.
     fn finish(&self) -> Option<SimTime>;
     /// The sender has every ACK it needs: free what the receiver keeps for it.
@@ -309,15 +316,6 @@ pub(crate) mod tests {
                 complete,
                 reply: Reply::Echo(PacketKind::Ack),
             }
-        }
-        fn on_flush(&mut self, _now: SimTime, _policy: &AckPolicy) -> Reply {
-            Reply::Nothing
-        }
-        fn take_batch(&mut self) -> Batch {
-            unreachable!("never replies with a batch")
-        }
-        fn covered(&self, _start: u32, _span: u16) -> &[u32] {
-            &[]
         }
         fn finish(&self) -> Option<SimTime> {
             self.finish
