@@ -11,7 +11,8 @@ use serde::Serialize;
 /// `packets_sent == delivered + drops_congestion + drops_failure` (every
 /// packet a host created either reached a host or was dropped), and
 /// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent
-/// + pfc_pauses + pfc_resumes` (packets switch policies make are counted by kind too).
+/// + pfc_pauses + pfc_resumes + switch_control_sent` (packets switch policies make are
+/// counted by kind too). A switch control packet is delivered when its switch consumes it.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
     pub packets_sent: u64,
@@ -37,6 +38,8 @@ pub struct Counters {
     /// PFC frames sent: pauses (refreshes included) and resumes.
     pub pfc_pauses: u64,
     pub pfc_resumes: u64,
+    /// Packets switch policies sent each other (`PacketKind::SwitchControl`).
+    pub switch_control_sent: u64,
 }
 
 impl Counters {
@@ -49,6 +52,7 @@ impl Counters {
             Nack => self.nacks_sent += 1,
             Credit => self.credits_sent += 1,
             Rts => self.rts_sent += 1,
+            SwitchControl => self.switch_control_sent += 1,
             Data | Pause => {}
         }
     }

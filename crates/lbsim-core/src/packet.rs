@@ -27,6 +27,11 @@ pub enum PacketKind {
     /// class, `seq` the pause duration in nanoseconds (0: resume). It
     /// belongs to no flow (`flow` is `NO_FLOW`).
     Pause,
+    /// Made by a switch policy for its counterpart at another switch (a
+    /// ConWeave REPLY, CLEAR or NOTIFY): travels in its route class, which
+    /// policy alone reads `tag`, and is consumed by the switch it is for
+    /// (counted as delivered there). Never reaches a host.
+    SwitchControl,
 }
 
 /// The `flow` of packets that belong to no flow (PFC frames).
@@ -58,6 +63,11 @@ pub struct Packet {
     pub route: u8,
     /// `AckBatch`: how many logged seqs it acknowledges; `Rts`: credits needed.
     pub span: u16,
+    /// Bits owned by the packet's switch policy (route class > 0), for the
+    /// header fields a switch-side balancer adds (CONGA's path tag and
+    /// congestion metric, ConWeave's epoch, flags and timestamp). Zero
+    /// otherwise; it fits the struct's padding, so it costs no memory.
+    pub tag: u32,
     /// When the data packet (this copy) left the sender; echoed by the ACK for RTT samples.
     pub sent_at: SimTime,
 }
@@ -77,6 +87,7 @@ impl Packet {
             trimmed: false,
             route: 0,
             span: 0,
+            tag: 0,
             sent_at: now,
         }
     }
@@ -101,6 +112,7 @@ impl Packet {
             src: data.dst,
             dst: data.src,
             trimmed: false,
+            tag: 0,
             ..*data
         }
     }
@@ -190,5 +202,11 @@ mod tests {
         d.trimmed = false;
         assert_eq!(d.class(), CLASS_DATA);
         assert_eq!(n.class(), CLASS_CONTROL);
+    }
+
+    /// Queues and links hold packets by value: the switch policies' `tag` must stay in the padding.
+    #[test]
+    fn a_packet_is_forty_bytes() {
+        assert_eq!(std::mem::size_of::<Packet>(), 40);
     }
 }

@@ -88,11 +88,13 @@ impl Simulation {
             ));
         }
         let by_kind =
-            c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent + c.rts_sent + c.pfc_pauses + c.pfc_resumes;
+            c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent + c.rts_sent + c.pfc_pauses + c.pfc_resumes
+                + c.switch_control_sent;
         if by_kind != c.packets_sent {
             bad.push(format!(
-                "packets: {} sent but {by_kind} counted by kind ({} data + {} ACKs + {} NACKs + {} credits + {} RTS + {} PFC pauses + {} PFC resumes)",
-                c.packets_sent, c.data_sent, c.acks_sent, c.nacks_sent, c.credits_sent, c.rts_sent, c.pfc_pauses, c.pfc_resumes
+                "packets: {} sent but {by_kind} counted by kind ({} data + {} ACKs + {} NACKs + {} credits + {} RTS + {} PFC pauses + {} PFC resumes + {} switch control)",
+                c.packets_sent, c.data_sent, c.acks_sent, c.nacks_sent, c.credits_sent, c.rts_sent, c.pfc_pauses, c.pfc_resumes,
+                c.switch_control_sent
             ));
         }
         if c.retransmissions > c.data_sent {

@@ -221,6 +221,10 @@ impl Simulation {
             Decision::Forward(out) => self.enqueue(out, id, Some(ingress)),
             Decision::Drop => self.drop_packet(id, true), // routing knows no way there
             Decision::Hold => {}
+            Decision::Consume => {
+                self.counters.delivered += 1; // a control packet reached the switch it was for
+                self.pool.free(id);
+            }
         }
         if !self.policy_out.is_empty() {
             self.apply_policy_out(sw, class);

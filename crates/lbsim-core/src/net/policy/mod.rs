@@ -42,6 +42,9 @@ pub enum Decision {
     Drop,
     /// The policy keeps the packet id and releases it later (`PolicyOut::release`).
     Hold,
+    /// The packet was for this switch (a `PacketKind::SwitchControl` the
+    /// policy has read): the engine frees it and counts it delivered.
+    Consume,
 }
 
 /// What a policy asks the engine to do besides its verdict.
