@@ -197,6 +197,20 @@ FIGURES: dict[str, Figure] = {
         y_log=True,
         x={f"{x}/{lb}": x for x, lb in itertools.product(_FIG08_FRACTIONS, _ALL_LBS)},
     ),
+    "rdma-pfc-incast": Figure(
+        "rdma/pfc_incast.toml",
+        {"ecmp": {}},
+        "timeseries",
+        "Not a paper figure (docs/rdma.md): PFC pauses spread from the incast receiver's leaf to the "
+        "spines, the senders' leaves and their hosts; a flow sharing a paused uplink waits too.",
+    ),
+    "rdma-dcqcn-rates": Figure(
+        "rdma/dcqcn_rates.toml",
+        {"ecmp": {}},
+        "timeseries",
+        "Not a paper figure (docs/rdma.md): DCQCN rates of four flows into one host, starting 500 µs "
+        "apart, with the ConWeave artifact's constants.",
+    ),
     "reps-fig02-synthetic": Figure(
         "reps/fig02_synthetic_1024.toml",
         _synthetic_variants(),

@@ -113,6 +113,14 @@ fn bad_rdma_settings_name_their_key() {
     );
     assert_eq!(bad("preset = \"rdma_lossless\"\n[cc.dcqcn]\ng = 0.0\n"), "cc.dcqcn.g");
     assert_eq!(
+        bad("preset = \"rdma_irn\"\n[transport.rdma]\nirn_rto_low = \"400us\"\n"),
+        "transport.rdma.irn_rto_low"
+    );
+    assert_eq!(
+        bad("preset = \"rdma_irn\"\n[transport.rdma]\nirn_low_inflight = 0\n"),
+        "transport.rdma.irn_low_inflight"
+    );
+    assert_eq!(
         bad("preset = \"rdma_lossless\"\n[queue]\nkind = \"two_class\"\ntrimming = true\n"),
         "queue.trimming"
     );

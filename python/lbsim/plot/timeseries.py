@@ -19,7 +19,7 @@ from ..errors import LbsimError
 from ..results import Result
 from . import style
 
-__all__ = ["port_utilization", "drops_over_time", "timeseries_figure"]
+__all__ = ["port_utilization", "paused_share", "drops_over_time", "timeseries_figure"]
 
 
 def _failure_windows(r: Result, end_us: float) -> dict[str, list[tuple[float, float]]]:
@@ -73,6 +73,26 @@ def port_utilization(r: Result, ax: Any, title: str | None = None, queue: bool =
         ax.set_title(title)
 
 
+def paused_share(r: Result, ax: Any) -> None:
+    """The share of each bucket every sampled port spent paused by PFC (0-1),
+    one line per port in the colours of :func:`port_utilization`."""
+    ports = r.ports
+    style.apply(ax)
+    names = list(dict.fromkeys(ports["port"]))
+    cmap = _port_colors(len(names))
+    for i, name in enumerate(names):
+        p = ports[ports["port"] == name]
+        bucket = np.diff(p["time_us"].to_numpy(), prepend=0.0)
+        ax.step(p["time_us"], p["paused_us"] / bucket, where="pre", color=cmap[i], linewidth=1.0, label=name)
+    ax.set_xlabel("Time (µs)")
+    ax.set_ylabel("Share paused")
+    ax.set_ylim(-0.02, 1.02)
+
+
+def _paused(r: Result) -> bool:
+    return "paused_us" in r.ports.columns and bool((r.ports["paused_us"] > 0).any())
+
+
 def _port_colors(n: int) -> list[Any]:
     import matplotlib
 
@@ -98,19 +118,28 @@ def drops_over_time(groups: Mapping[str, Result], ax: Any) -> None:
 
 
 def timeseries_figure(groups: Mapping[str, Result], stem: str | Path, drops: bool | None = None) -> list[Path]:
-    """One panel per run (REPS Fig. 1 style: OPS above REPS), plus a drops
-    panel when the runs recorded drops. Saved as ``stem.png`` and ``.pdf``."""
+    """One panel per run (REPS Fig. 1 style: OPS above REPS), below each run
+    whose sampled ports were paused by PFC the share of time they were, plus
+    a drops panel when the runs recorded drops. Saved as ``stem.png`` and ``.pdf``."""
     import matplotlib.pyplot as plt
 
     names: Sequence[str] = list(groups)
     if drops is None:
         drops = all("drops_series" in r.table_names for r in groups.values())
-    rows = len(names) + (1 if drops else 0)
+    panels: list[tuple[str, str]] = []
+    for name in names:
+        panels.append((name, "rate"))
+        if _paused(groups[name]):
+            panels.append((name, "paused"))
+    rows = len(panels) + (1 if drops else 0)
     with style.context():
         fig, axes = plt.subplots(rows, 1, figsize=(7.0, 2.1 * rows), layout="constrained", sharex=True)
         axes = np.atleast_1d(axes)
-        for ax, name in zip(axes, names):
+        for ax, (name, panel) in zip(axes, panels):
             r = groups[name]
+            if panel == "paused":
+                paused_share(r, ax)
+                continue
             fct = r.summary.get("max_fct_us")
             extra = f", completion {fct:.0f} µs" if isinstance(fct, (int, float)) else ", unfinished"
             port_utilization(r, ax, title=f"{style.label(name)}{extra}")

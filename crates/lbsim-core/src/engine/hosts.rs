@@ -72,7 +72,9 @@ impl Simulation {
             PacketKind::Credit => self.on_credit(pkt),
             PacketKind::Rts => self.receive_request(host, pkt),
             PacketKind::Pause => unreachable!("PFC frames are taken at the link"),
-            PacketKind::SwitchControl => debug_assert!(false, "a switch policy let its control packet reach host {host}"),
+            PacketKind::SwitchControl => {
+                debug_assert!(false, "a switch policy let its control packet reach host {host}")
+            }
         }
     }
 

@@ -146,6 +146,21 @@ impl RdmaTransport {
                 return bad(key, "must be positive");
             }
         }
+        if self.irn_rto_low.value > self.irn_rto_high.value {
+            return bad(
+                "irn_rto_low",
+                &format!(
+                    "is the RTO with few packets in flight and must not exceed irn_rto_high ({} > {})",
+                    self.irn_rto_low.value, self.irn_rto_high.value
+                ),
+            );
+        }
+        if self.irn_low_inflight == 0 {
+            return bad(
+                "irn_low_inflight",
+                "must be at least 1 (RTO_low applies with at most this many packets in flight)",
+            );
+        }
         if matches!(self.irn_window.value, Some(AmountValue::Percent(_))) {
             return bad("irn_window", "must be an amount of data, like \"104000B\", or \"auto\"");
         }
