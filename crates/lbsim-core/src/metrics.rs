@@ -40,6 +40,8 @@ pub struct Counters {
     pub pfc_resumes: u64,
     /// Packets switch policies sent each other (`PacketKind::SwitchControl`).
     pub switch_control_sent: u64,
+    /// Data packets that arrived after a later packet of their flow (see `Summary`).
+    pub reordered_arrivals: u64,
 }
 
 impl Counters {
@@ -181,6 +183,14 @@ pub struct Summary {
     /// PFC frames sent: pauses (refreshes included) and resumes.
     pub pfc_pauses: u64,
     pub pfc_resumes: u64,
+    /// Data packets that reached their receiver after a later packet of their flow
+    /// (reordered in the network, or retransmitted).
+    pub reordered_arrivals: u64,
+    /// Packets switch policies sent each other (ConWeave's REPLY, CLEAR, NOTIFY).
+    pub switch_control_sent: u64,
+    /// What switch-side balancers counted, `<lb>.<counter>` (summed over switches, or the largest).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub switch_lb: std::collections::BTreeMap<String, u64>,
     /// What the scenario allows but likely did not mean (`scenario::warnings`).
     pub warnings: Vec<String>,
 }

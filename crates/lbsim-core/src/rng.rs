@@ -30,6 +30,8 @@ pub enum StreamTag {
     /// A message's subflows: index (message << 32) | subflow, apart from
     /// `Flow`'s so unsplit flows keep their draws.
     Subflow = 10,
+    /// A switch's ConWeave path draws.
+    ConWeave = 20,
 }
 
 /// A small, fast PRNG (SplitMix64 sequence). 8 bytes of state, so every

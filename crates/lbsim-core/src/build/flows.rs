@@ -10,7 +10,7 @@ use crate::cc::{self, CcBuilder, CcCommon};
 use crate::engine::WorkloadMeta;
 use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
-use crate::net::Network;
+use crate::net::{Network, Shape};
 use crate::rng::{Rng, StreamTag};
 use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
@@ -70,13 +70,19 @@ fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, Scenario
 }
 
 impl Parts {
-    pub fn prepare(s: &Scenario, d: &Derived) -> Result<Parts, ScenarioError> {
+    pub fn prepare(s: &Scenario, d: &Derived, shape: Shape) -> Result<Parts, ScenarioError> {
         let common = LbCommon {
             entropy_space: s.lb.entropy_space,
             mtu: d.sizes.mtu,
             bdp: d.bdp,
             rto: d.rto,
             seed: s.seed,
+            shape,
+            hop_latency: s.topology.link_latency.value + s.topology.switch_latency.value,
+            control_bytes: d.sizes.control,
+            transport: s.transport.kind,
+            lossless: s.queue.kind == crate::scenario::QueueKind::Shared
+                && s.queue.shared.as_ref().is_some_and(|q| q.pfc),
         };
         let mut lbs = BTreeMap::new();
         for kind in std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind)) {
@@ -126,7 +132,7 @@ impl Parts {
             let per_switch = (0..net.switches.len() as u32)
                 .map(|sw| b.switch_policy(sw).expect("a switch-side balancer has a policy"))
                 .collect();
-            let added = net.policies.add_class(per_switch);
+            let added = net.policies.add_class(lb::entry(*kind).name, per_switch);
             debug_assert_eq!(added, class);
         }
     }

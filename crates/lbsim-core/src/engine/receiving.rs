@@ -19,6 +19,10 @@ impl Simulation {
             }
         }
         let f = &mut self.flows[pkt.flow as usize];
+        if pkt.seq + 1 < f.rx_next {
+            self.counters.reordered_arrivals += 1;
+        }
+        f.rx_next = f.rx_next.max(pkt.seq + 1);
         let arrival = f.rx.on_data(&pkt, npkts, now, &self.params.transport.acks);
         if arrival.new {
             let payload = f.tx.payload_of(pkt.seq) as u64;

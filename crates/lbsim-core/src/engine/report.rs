@@ -193,6 +193,9 @@ impl Simulation {
             stop_reason: self.stop_reason.map_or("drained", StopReason::name),
             pfc_pauses: c.pfc_pauses,
             pfc_resumes: c.pfc_resumes,
+            reordered_arrivals: c.reordered_arrivals,
+            switch_control_sent: c.switch_control_sent,
+            switch_lb: self.net.policies.counters(),
             warnings: Vec::new(),
         }
     }

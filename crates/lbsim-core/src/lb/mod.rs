@@ -1,7 +1,7 @@
 //! Load balancers. The sender side picks the entropy value (EV) of every
 //! packet and may learn from the EVs echoed by ACKs and NACKs; the sender
 //! never knows which path an EV maps to (REPS §2.2). A switch-side load
-//! balancer (adaptive routing, later DRILL, CONGA, LetFlow, ConWeave) also
+//! balancer (adaptive routing, ConWeave, later DRILL, CONGA, LetFlow) also
 //! installs a policy in every switch (`net::policy`) that routes its flows'
 //! packets.
 //!
@@ -13,6 +13,7 @@
 pub mod adaptive;
 pub mod arcane;
 pub mod bitmap;
+pub mod conweave;
 pub mod ecmp;
 pub mod flowlet;
 pub mod mprdma;
@@ -102,6 +103,15 @@ pub struct LbCommon {
     pub bdp: u64,
     pub rto: SimTime,
     pub seed: u64,
+    /// The tree, for balancers that route in the switches by path.
+    pub shape: crate::net::Shape,
+    /// One hop's propagation delay: link plus switch latency.
+    pub hop_latency: SimTime,
+    /// Size of a control packet (`packet.ack`).
+    pub control_bytes: u64,
+    pub transport: crate::scenario::TransportKind,
+    /// Shared-buffer switches with PFC.
+    pub lossless: bool,
 }
 
 impl LbCommon {
@@ -214,6 +224,7 @@ load_balancers! {
     Adaptive(adaptive::Adaptive): adaptive,
     Arcane(arcane::Arcane): arcane,
     Reps(reps::Reps): reps,
+    ConWeave(ecmp::Ecmp): conweave,
     #[cfg(test)]
     RoundRobin(tests::RoundRobinHost): tests,
 }

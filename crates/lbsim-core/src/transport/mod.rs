@@ -93,6 +93,8 @@ pub struct Flow {
     pub drops: u64,
     /// Payload bytes its receiver got, each packet once (the invariants check it against `spec.size`).
     pub delivered: u64,
+    /// One past the highest data seq its receiver has seen (for `Counters::reordered_arrivals`).
+    pub rx_next: u32,
 }
 
 impl Flow {
@@ -129,6 +131,7 @@ impl Flow {
             ideal: SimTime::ZERO,
             base_rtt,
             drops: 0,
+            rx_next: 0,
             delivered: 0,
         }
     }

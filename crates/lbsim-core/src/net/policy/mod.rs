@@ -12,6 +12,7 @@
 //! `lb::REGISTRY` (see `lb::adaptive`); the engine never names one.
 
 pub mod adaptive;
+pub mod conweave;
 
 use super::{Port, PortId, Switch};
 use crate::packet::{Packet, PacketId};
@@ -78,21 +79,34 @@ pub trait SwitchPolicy {
 
     /// Any packet (of any class) leaves this switch by `port`.
     fn on_egress(&mut self, _now: SimTime, _port: PortId, _pkt: &mut Packet) {}
+
+    /// What it counted, for the run's summary (`switch_lb`).
+    fn counters(&self, _out: &mut Vec<Counter>) {}
+}
+
+/// A policy's count at one switch, and how the summary combines the switches'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    Sum(&'static str, u64),
+    Max(&'static str, u64),
 }
 
 /// Every switch's policies, per route class: `classes[k − 1][switch]`.
 #[derive(Default)]
 pub struct Policies {
     classes: Vec<Vec<Box<dyn SwitchPolicy>>>,
+    /// Each class's load balancer (`lb.kind`).
+    names: Vec<&'static str>,
     /// Some policy wants to see packets leave (checked per transmission only when true).
     egress: bool,
 }
 
 impl Policies {
     /// Add a route class: one policy per switch, in switch order. Returns its class.
-    pub fn add_class(&mut self, per_switch: Vec<Box<dyn SwitchPolicy>>) -> u8 {
+    pub fn add_class(&mut self, name: &'static str, per_switch: Vec<Box<dyn SwitchPolicy>>) -> u8 {
         self.egress |= per_switch.iter().any(|p| p.wants_egress());
         self.classes.push(per_switch);
+        self.names.push(name);
         assert!(self.classes.len() < u8::MAX as usize, "at most 254 switch policies");
         self.classes.len() as u8
     }
@@ -100,6 +114,27 @@ impl Policies {
     #[inline]
     pub fn get(&mut self, class: u8, switch: u32) -> &mut dyn SwitchPolicy {
         self.classes[class as usize - 1][switch as usize].as_mut()
+    }
+
+    /// Every class's counters combined over its switches, named `<lb>.<counter>`.
+    pub fn counters(&self) -> std::collections::BTreeMap<String, u64> {
+        let mut all = std::collections::BTreeMap::new();
+        let mut out = Vec::new();
+        for (name, class) in self.names.iter().zip(&self.classes) {
+            for policy in class {
+                out.clear();
+                policy.counters(&mut out);
+                for c in &out {
+                    let (key, v, max) = match *c {
+                        Counter::Sum(k, v) => (k, v, false),
+                        Counter::Max(k, v) => (k, v, true),
+                    };
+                    let slot = all.entry(format!("{name}.{key}")).or_insert(0);
+                    *slot = if max { (*slot).max(v) } else { *slot + v };
+                }
+            }
+        }
+        all
     }
 
     pub fn has_egress_hooks(&self) -> bool {
@@ -186,7 +221,7 @@ mod tests {
                 Box::new(p) as Box<dyn SwitchPolicy>
             })
             .collect();
-        let class = sim.net.policies.add_class(per_switch);
+        let class = sim.net.policies.add_class("delay_line", per_switch);
         sim.flows[0].route = class;
         sim.run();
         let f = &sim.flow_records()[0];

@@ -1,0 +1,640 @@
+//! ConWeave (Song et al., SIGCOMM '23) in the ToR switches: the source ToR
+//! watches each flow's path with one RTT_REQUEST per epoch and reroutes it
+//! at most once per epoch when the reply is late; the destination ToR holds
+//! rerouted packets that overtake the old path's last packet (TAIL) in a
+//! reorder queue until the TAIL arrives or its estimated arrival passes, so
+//! the receiving NIC sees the flow in order (ConWeave §3, App. A).
+//!
+//! Where the paper leaves a rule open we follow the authors' ns-3 code
+//! (`conweave-routing.cc`), read for its logic: the source ToR decides per
+//! data packet with no timers of its own; a REPLY or CLEAR makes the next
+//! packet start a new epoch on the same path; a flow idle for θ_inactive (or
+//! new) starts a new epoch on a freshly drawn path; the new path is the
+//! first not-busy of two uniform draws (with replacement), and when both are
+//! busy the flow stays, though its TAIL is still sent. ACKs, NACKs and
+//! ConWeave's own control packets are hashed (ECMP) like the artifact's.
+//! Choices of ours are in docs/conweave.md.
+//!
+//! Header (`Packet::tag`), as the paper sizes it (§3.4): a 16-bit timestamp
+//! in microseconds, the 8-bit path ID, a 2-bit epoch, the REROUTED flag and
+//! a 3-bit opcode. One timestamp field suffices: packets of the old path
+//! carry their departure time (TX_TSTAMP), rerouted ones the TAIL's
+//! (TAIL_TX_TSTAMP), and the TAIL both, as they are equal.
+
+use super::{Counter, Decision, PolicyOut, RouteCtx, SwitchPolicy};
+use crate::net::{PortId, Shape, Switch, SwitchRole};
+use crate::packet::{Packet, PacketId, PacketKind};
+use crate::rng::{Rng, StreamTag};
+use crate::time::SimTime;
+use rustc_hash::FxHashMap;
+
+/// What every switch's ConWeave needs to know (`lb.conweave`, resolved).
+#[derive(Clone, Copy, Debug)]
+pub struct ConWeaveConfig {
+    /// θ_reply: None = the ToR-to-ToR base RTT plus `reply_extra` (the artifact's rule).
+    pub reply_timeout: Option<SimTime>,
+    pub reply_extra: SimTime,
+    /// θ_path_busy: a path stays out of the draw this long after a NOTIFY for it.
+    pub path_busy: SimTime,
+    /// θ_inactive: an idle flow starts a new epoch on a new path.
+    pub inactive: SimTime,
+    /// θ_resume_default: a reorder queue's wait when no old-path timing is known.
+    pub resume_default: SimTime,
+    /// θ_resume_extra: added to every T_resume estimate.
+    pub resume_extra: SimTime,
+    /// Reorder queues per ToR downlink (the paper: 31 of a port's 32).
+    pub reorder_queues: u32,
+    /// Size of a REPLY, CLEAR or NOTIFY.
+    pub control_bytes: u32,
+    /// Draw new paths among those no NOTIFY made busy (false: any path).
+    pub path_aware: bool,
+    pub shape: Shape,
+    /// One hop's propagation: link plus switch latency.
+    pub hop_latency: SimTime,
+}
+
+impl ConWeaveConfig {
+    /// Paths from one ToR to another: the ToR's uplinks, times the
+    /// aggregation switch's uplinks when the way crosses pods.
+    pub fn paths(&self, src_tor: u32, dst_tor: u32) -> u32 {
+        let s = &self.shape;
+        if s.tiers == 3 && src_tor / s.tors_per_pod != dst_tor / s.tors_per_pod {
+            s.uplinks_per_tor * s.agg_uplinks
+        } else {
+            s.uplinks_per_tor
+        }
+    }
+
+    /// Propagation round trip between two ToRs (the artifact's base RTT for θ_reply).
+    pub fn tor_rtt(&self, src_tor: u32, dst_tor: u32) -> SimTime {
+        let s = &self.shape;
+        let one_way = if s.tiers == 3 && src_tor / s.tors_per_pod != dst_tor / s.tors_per_pod {
+            4
+        } else {
+            2
+        };
+        self.hop_latency * (2 * one_way)
+    }
+
+    fn reply_timeout(&self, src_tor: u32, dst_tor: u32) -> SimTime {
+        self.reply_timeout
+            .unwrap_or_else(|| self.tor_rtt(src_tor, dst_tor) + self.reply_extra)
+    }
+}
+
+/// The opcode field (3 bits). `None`: a packet the source ToR did not tag (intra-rack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    None = 0,
+    Data = 1,
+    Request = 2,
+    Tail = 3,
+    Reply = 4,
+    Clear = 5,
+    Notify = 6,
+}
+
+/// The ConWeave header in `Packet::tag`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Microseconds modulo 2^16: TX_TSTAMP before rerouting, TAIL_TX_TSTAMP after.
+    pub ts: u16,
+    pub path: u8,
+    /// The epoch modulo 4.
+    pub epoch: u8,
+    pub rerouted: bool,
+    pub op: Op,
+}
+
+impl Header {
+    pub fn pack(self) -> u32 {
+        self.ts as u32 | (self.path as u32) << 16 | ((self.epoch & 3) as u32) << 24 | (self.rerouted as u32) << 26 | (self.op as u32) << 27
+    }
+
+    pub fn unpack(tag: u32) -> Header {
+        let op = match (tag >> 27) & 7 {
+            1 => Op::Data,
+            2 => Op::Request,
+            3 => Op::Tail,
+            4 => Op::Reply,
+            5 => Op::Clear,
+            6 => Op::Notify,
+            _ => Op::None,
+        };
+        Header {
+            ts: tag as u16,
+            path: (tag >> 16) as u8,
+            epoch: ((tag >> 24) & 3) as u8,
+            rerouted: (tag >> 26) & 1 == 1,
+            op,
+        }
+    }
+}
+
+/// A time as the header carries it: whole microseconds modulo 2^16.
+fn stamp(t: SimTime) -> u16 {
+    (t.ps() / 1_000_000) as u16
+}
+
+/// `later − earlier` of two stamps, zero when `later` is in fact earlier
+/// (the most significant bit tells a wrap-around from a negative gap, §3.4).
+fn stamp_gap(later: u16, earlier: u16) -> SimTime {
+    let d = later.wrapping_sub(earlier);
+    if d >= 0x8000 {
+        SimTime::ZERO
+    } else {
+        SimTime::from_us(d as u64)
+    }
+}
+
+/// A flow at its source ToR.
+struct TxFlow {
+    epoch: u32,
+    /// Phase 1: packets after the TAIL go on the new path, marked REROUTED.
+    rerouted: bool,
+    path: u8,
+    active: SimTime,
+    /// Until when a REPLY counts as timely; None after the TAIL or a REPLY.
+    reply_deadline: Option<SimTime>,
+    /// A REPLY or CLEAR came: the next packet starts a new epoch.
+    stabilized: bool,
+    tail_time: SimTime,
+}
+
+/// A flow at its destination ToR.
+struct RxFlow {
+    epoch: u32,
+    /// The TAIL has passed (or the reorder queue was flushed without it).
+    rerouted: bool,
+    /// The latest old-path packet's departure stamp and arrival time.
+    phase0_tx: u16,
+    phase0_rx: SimTime,
+    phase0_known: bool,
+    tail_ts: Option<u16>,
+    /// The reorder queue holding its rerouted packets, if any.
+    voq: Option<usize>,
+}
+
+/// A reorder queue: a flow's rerouted packets, held until `deadline` or the TAIL.
+struct Voq {
+    flow: u32,
+    port: PortId,
+    /// The downlink's index below the ToR (for the per-port queue count).
+    slot: usize,
+    held: Vec<PacketId>,
+    bytes: u64,
+    deadline: SimTime,
+}
+
+/// What ConWeave counts at one switch (summed over switches in the summary).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConWeaveStats {
+    pub reroutes: u64,
+    pub epochs: u64,
+    pub tails: u64,
+    pub replies: u64,
+    pub clears: u64,
+    pub notifies: u64,
+    pub held_packets: u64,
+    /// Rerouted packets that arrived early but found no free reorder queue.
+    pub unheld_early_packets: u64,
+    pub voqs_used: u64,
+    pub flushed_by_tail: u64,
+    pub flushed_by_timer: u64,
+    pub max_voqs_on_a_port: u64,
+    pub max_reorder_bytes: u64,
+    /// T_resume (without θ_resume_extra) minus the TAIL's actual arrival, summed in ps and counted.
+    pub resume_error_ps_sum: i64,
+    pub resume_error_count: u64,
+}
+
+pub struct ConWeave {
+    cfg: ConWeaveConfig,
+    rng: Rng,
+    tx: FxHashMap<u32, TxFlow>,
+    rx: FxHashMap<u32, RxFlow>,
+    /// Per destination ToR and path: busy until (after a NOTIFY).
+    busy_until: FxHashMap<(u32, u8), SimTime>,
+    voqs: Vec<Option<Voq>>,
+    /// Reorder queues in use per downlink.
+    voqs_per_port: Vec<u32>,
+    reorder_bytes: u64,
+    pub stats: ConWeaveStats,
+    /// T_resume estimate errors (ps), for ConWeave Fig. 21.
+    pub resume_errors: Vec<i64>,
+}
+
+impl ConWeave {
+    pub fn new(cfg: ConWeaveConfig, seed: u64, switch: u32) -> Self {
+        let slots = cfg.shape.hosts_per_tor as usize;
+        ConWeave {
+            cfg,
+            rng: Rng::new(seed, StreamTag::ConWeave, switch as u64),
+            tx: FxHashMap::default(),
+            rx: FxHashMap::default(),
+            busy_until: FxHashMap::default(),
+            voqs: Vec::new(),
+            voqs_per_port: vec![0; slots],
+            reorder_bytes: 0,
+            stats: ConWeaveStats::default(),
+            resume_errors: Vec::new(),
+        }
+    }
+
+    fn tor_of(&self, host: u32) -> u32 {
+        host / self.cfg.shape.hosts_per_tor
+    }
+
+    /// The uplink a path leaves a switch by, at the ToR or (3 tiers) the aggregation switch.
+    fn uplink(&self, sw: &Switch, path: u8) -> Option<PortId> {
+        let agg_up = self.cfg.shape.agg_uplinks.max(1);
+        let k = match sw.role {
+            SwitchRole::Tor { .. } if self.cfg.shape.tiers == 3 => path as u32 / agg_up,
+            SwitchRole::Tor { .. } => path as u32,
+            SwitchRole::Agg { .. } => path as u32 % agg_up,
+            SwitchRole::Spine | SwitchRole::Core => return None,
+        };
+        sw.up.get(k as usize).copied()
+    }
+
+    /// A new path: the first of two uniform draws that no NOTIFY made busy (found = true),
+    /// else the first draw (found = false).
+    fn draw_path(&mut self, dst_tor: u32, paths: u32, now: SimTime) -> (u8, bool) {
+        let a = self.rng.below(paths as u64) as u8;
+        let b = self.rng.below(paths as u64) as u8;
+        if !self.cfg.path_aware {
+            return (a, true);
+        }
+        let free = |p: u8| self.busy_until.get(&(dst_tor, p)).is_none_or(|&t| t <= now);
+        if free(a) {
+            (a, true)
+        } else if free(b) {
+            (b, true)
+        } else {
+            (a, false)
+        }
+    }
+
+    /// Source ToR: tag a data packet of a flow leaving the rack and choose its uplink.
+    fn at_source(&mut self, ctx: &RouteCtx, pkt: &mut Packet, src_tor: u32) -> Decision {
+        let now = ctx.now;
+        let dst_tor = self.tor_of(pkt.dst);
+        let paths = self.cfg.paths(src_tor, dst_tor);
+        let reply_timeout = self.cfg.reply_timeout(src_tor, dst_tor);
+        let known = self.tx.contains_key(&pkt.flow);
+        let draw = {
+            let e = self.tx.get(&pkt.flow);
+            let expired = e.is_none_or(|e| e.active + self.cfg.inactive < now);
+            let timeout = e.is_some_and(|e| !expired && !e.stabilized && e.reply_deadline.is_some_and(|d| d < now));
+            (expired || timeout).then(|| self.draw_path(dst_tor, paths, now))
+        };
+        let e = self.tx.entry(pkt.flow).or_insert(TxFlow {
+            epoch: 0,
+            rerouted: false,
+            path: draw.map_or(0, |d| d.0),
+            active: now,
+            reply_deadline: None,
+            stabilized: false,
+            tail_time: SimTime::ZERO,
+        });
+        let expired = !known || e.active + self.cfg.inactive < now;
+        let stabilized = !expired && e.stabilized;
+        e.stabilized = false;
+        e.active = now;
+        let mut timeout = false;
+        if expired || stabilized {
+            e.reply_deadline = Some(now + reply_timeout);
+        } else if e.reply_deadline.is_some_and(|d| d < now) {
+            e.reply_deadline = None;
+            timeout = true;
+        }
+        let pkt_path;
+        let pkt_rerouted;
+        if expired || stabilized {
+            e.epoch = e.epoch.wrapping_add(1);
+            e.rerouted = false;
+            e.tail_time = SimTime::ZERO;
+            pkt_rerouted = false;
+            if expired && known {
+                if let Some((p, true)) = draw {
+                    self.stats.reroutes += (p != e.path) as u64;
+                    e.path = p;
+                }
+            }
+            pkt_path = e.path;
+            self.stats.epochs += 1;
+        } else if timeout {
+            // One more packet on the old path, the TAIL; the rest on the new one.
+            e.rerouted = true;
+            e.tail_time = now;
+            pkt_rerouted = false;
+            pkt_path = e.path;
+            if let Some((p, true)) = draw {
+                self.stats.reroutes += (p != e.path) as u64;
+                e.path = p;
+            }
+            self.stats.tails += 1;
+        } else {
+            pkt_rerouted = e.rerouted;
+            pkt_path = e.path;
+        }
+        let op = if expired || stabilized {
+            Op::Request
+        } else if timeout {
+            Op::Tail
+        } else {
+            Op::Data
+        };
+        let ts = if pkt_rerouted { stamp(e.tail_time) } else { stamp(now) };
+        pkt.tag = Header {
+            ts,
+            path: pkt_path,
+            epoch: (e.epoch & 3) as u8,
+            rerouted: pkt_rerouted,
+            op,
+        }
+        .pack();
+        match self.uplink(ctx.sw, pkt_path) {
+            Some(p) => Decision::Forward(p),
+            None => Decision::Drop,
+        }
+    }
+
+    /// Source ToR: a REPLY, CLEAR or NOTIFY from a destination ToR.
+    fn on_control(&mut self, now: SimTime, pkt: &Packet) {
+        let h = Header::unpack(pkt.tag);
+        match h.op {
+            Op::Reply | Op::Clear => {
+                let Some(e) = self.tx.get_mut(&pkt.flow) else { return };
+                if (e.epoch & 3) as u8 != h.epoch || e.rerouted != (h.op == Op::Clear) {
+                    return; // an answer from an earlier epoch or phase
+                }
+                let timely = h.op == Op::Clear || e.reply_deadline.is_some_and(|d| now < d);
+                if timely {
+                    e.stabilized = true;
+                    e.reply_deadline = None;
+                }
+            }
+            Op::Notify => {
+                let dst_tor = self.tor_of(pkt.src);
+                self.busy_until.insert((dst_tor, h.path), now + self.cfg.path_busy);
+            }
+            _ => {}
+        }
+    }
+
+    /// A control packet from this (destination) ToR back to the flow's source ToR.
+    fn answer(&self, ctx: &RouteCtx, data: &Packet, h: Header, out: &mut PolicyOut) {
+        let mut c = Packet::new(
+            PacketKind::SwitchControl,
+            data.flow,
+            data.dst,
+            data.src,
+            self.cfg.control_bytes,
+            ctx.now,
+        );
+        c.route = data.route;
+        c.ev = data.ev;
+        c.tag = h.pack();
+        if let Some(up) = ctx.sw.ecmp_pick(ctx.sw.group(self.tor_of(data.src)), &c) {
+            out.emit.push((c, up));
+        }
+    }
+
+    /// Destination ToR: a tagged data packet from another rack, bound for host port `down`.
+    fn at_destination(
+        &mut self,
+        ctx: &RouteCtx,
+        id: PacketId,
+        pkt: &Packet,
+        h: Header,
+        down: PortId,
+        out: &mut PolicyOut,
+    ) -> Decision {
+        let now = ctx.now;
+        let cfg = self.cfg;
+        let e = self.rx.entry(pkt.flow).or_insert(RxFlow {
+            epoch: 1,
+            rerouted: false,
+            phase0_tx: 0,
+            phase0_rx: SimTime::ZERO,
+            phase0_known: false,
+            tail_ts: None,
+            voq: None,
+        });
+        // The 2-bit epoch: 0 ahead is this epoch, 1-2 ahead a new one, 3 ahead (one behind) the last.
+        let ahead = h.epoch.wrapping_sub((e.epoch & 3) as u8) & 3;
+        if ahead == 3 {
+            return Decision::Forward(down); // a straggler of the previous epoch
+        }
+        let new_epoch = ahead != 0;
+        if !h.rerouted {
+            e.phase0_tx = h.ts;
+            e.phase0_rx = now;
+        }
+        let mut early = false;
+        if new_epoch {
+            e.epoch = e.epoch.wrapping_add(ahead as u32);
+            e.rerouted = h.op == Op::Tail;
+            early = h.rerouted && !e.rerouted;
+            e.phase0_known = !h.rerouted;
+            e.tail_ts = None;
+        } else {
+            if h.op == Op::Tail {
+                if e.voq.is_none() {
+                    e.rerouted = true;
+                }
+            } else if h.rerouted && !e.rerouted {
+                early = true;
+            }
+            e.phase0_known |= !h.rerouted;
+        }
+        if h.op == Op::Tail || h.rerouted {
+            e.tail_ts = Some(h.ts);
+        }
+        // How long after the latest old-path packet the TAIL left the source.
+        let gap = if e.phase0_known {
+            e.tail_ts.map_or(SimTime::ZERO, |t| stamp_gap(t, e.phase0_tx))
+        } else {
+            cfg.resume_default
+        };
+        let estimate = if e.phase0_known { e.phase0_rx + gap } else { now + gap };
+        let mut flush_now = None;
+        let mut hold = false;
+        if !h.rerouted {
+            if let Some(v) = e.voq {
+                let voq = self.voqs[v].as_mut().expect("a flow's reorder queue exists");
+                if h.op == Op::Tail {
+                    // T_resume's error (App. A, Fig. 21): the estimate without the extra term against now.
+                    let err = voq.deadline.ps() as i64 - cfg.resume_extra.ps() as i64 - now.ps() as i64;
+                    self.stats.resume_error_ps_sum += err;
+                    self.stats.resume_error_count += 1;
+                    self.resume_errors.push(err);
+                    self.stats.flushed_by_tail += 1;
+                    flush_now = Some(v);
+                } else {
+                    // Fresher old-path timing moves the deadline (App. A).
+                    voq.deadline = (now + gap + cfg.resume_extra).max(now);
+                    out.timers.push(voq.deadline);
+                }
+            }
+        } else if early {
+            let slot = (pkt.dst % cfg.shape.hosts_per_tor) as usize;
+            if e.voq.is_some() {
+                hold = true;
+            } else if self.voqs_per_port[slot] < cfg.reorder_queues {
+                let deadline = (estimate + cfg.resume_extra).max(now);
+                let voq = Voq {
+                    flow: pkt.flow,
+                    port: down,
+                    slot,
+                    held: Vec::new(),
+                    bytes: 0,
+                    deadline,
+                };
+                let v = match self.voqs.iter().position(Option::is_none) {
+                    Some(v) => {
+                        self.voqs[v] = Some(voq);
+                        v
+                    }
+                    None => {
+                        self.voqs.push(Some(voq));
+                        self.voqs.len() - 1
+                    }
+                };
+                e.voq = Some(v);
+                self.voqs_per_port[slot] += 1;
+                self.stats.voqs_used += 1;
+                self.stats.max_voqs_on_a_port = self.stats.max_voqs_on_a_port.max(self.voqs_per_port[slot] as u64);
+                out.timers.push(deadline);
+                hold = true;
+            } else {
+                self.stats.unheld_early_packets += 1;
+            }
+        }
+        // Answers: NOTIFY for a congestion mark, REPLY for a request, CLEAR for a TAIL.
+        if cfg.path_aware && pkt.ecn {
+            self.stats.notifies += 1;
+            let n = Header { op: Op::Notify, ..h };
+            self.answer(ctx, pkt, n, out);
+        }
+        match h.op {
+            Op::Request => {
+                self.stats.replies += 1;
+                self.answer(ctx, pkt, Header { op: Op::Reply, rerouted: false, ..h }, out);
+            }
+            Op::Tail => {
+                self.stats.clears += 1;
+                self.answer(ctx, pkt, Header { op: Op::Clear, rerouted: true, ..h }, out);
+            }
+            _ => {}
+        }
+        if hold {
+            let v = self.rx[&pkt.flow].voq.expect("held in its reorder queue");
+            let voq = self.voqs[v].as_mut().expect("a flow's reorder queue exists");
+            voq.held.push(id);
+            voq.bytes += pkt.size as u64;
+            self.reorder_bytes += pkt.size as u64;
+            self.stats.max_reorder_bytes = self.stats.max_reorder_bytes.max(self.reorder_bytes);
+            self.stats.held_packets += 1;
+            return Decision::Hold;
+        }
+        if let Some(v) = flush_now {
+            self.flush(v, out); // after the TAIL: the engine queues it before the released packets
+        }
+        Decision::Forward(down)
+    }
+
+    /// Release a reorder queue's packets to its port, in arrival order, and free it.
+    fn flush(&mut self, v: usize, out: &mut PolicyOut) {
+        let voq = self.voqs[v].take().expect("a flow's reorder queue exists");
+        self.voqs_per_port[voq.slot] -= 1;
+        self.reorder_bytes -= voq.bytes;
+        out.release.extend(voq.held.iter().map(|&id| (id, voq.port)));
+        if let Some(e) = self.rx.get_mut(&voq.flow) {
+            e.voq = None;
+            e.rerouted = true;
+        }
+    }
+
+    /// Reorder queues in use on the busiest downlink, and bytes held (for sampling).
+    pub fn occupancy(&self) -> (u32, u64) {
+        (self.voqs_per_port.iter().copied().max().unwrap_or(0), self.reorder_bytes)
+    }
+}
+
+/// ECMP for what ConWeave does not steer (ACKs, NACKs, its own control packets).
+fn hashed(ctx: &RouteCtx, pkt: &Packet) -> Decision {
+    if let Some(d) = ctx.down {
+        return Decision::Forward(d);
+    }
+    match ctx.sw.ecmp_pick(ctx.group, pkt) {
+        Some(p) => Decision::Forward(p),
+        None => Decision::Drop,
+    }
+}
+
+impl SwitchPolicy for ConWeave {
+    fn route(&mut self, ctx: &RouteCtx, id: PacketId, pkt: &mut Packet, out: &mut PolicyOut) -> Decision {
+        let tor = match ctx.sw.role {
+            SwitchRole::Tor { tor } => Some(tor),
+            _ => None,
+        };
+        match pkt.kind {
+            PacketKind::SwitchControl => {
+                if tor.is_some() && ctx.down.is_some() {
+                    self.on_control(ctx.now, pkt);
+                    return Decision::Consume;
+                }
+                hashed(ctx, pkt)
+            }
+            PacketKind::Data if !pkt.trimmed => match (tor, ctx.down) {
+                (Some(_), Some(down)) => {
+                    let h = Header::unpack(pkt.tag);
+                    if h.op == Op::None {
+                        return Decision::Forward(down); // within the rack: one way only
+                    }
+                    self.at_destination(ctx, id, pkt, h, down, out)
+                }
+                (Some(tor), None) => self.at_source(ctx, pkt, tor),
+                (None, Some(down)) => Decision::Forward(down),
+                (None, None) => match self.uplink(ctx.sw, Header::unpack(pkt.tag).path) {
+                    Some(p) => Decision::Forward(p),
+                    None => Decision::Drop,
+                },
+            },
+            _ => hashed(ctx, pkt),
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, _sw: &Switch, _ports: &[crate::net::Port], out: &mut PolicyOut) {
+        for v in 0..self.voqs.len() {
+            if self.voqs[v].as_ref().is_some_and(|q| q.deadline <= now) {
+                self.stats.flushed_by_timer += 1;
+                self.flush(v, out);
+            }
+        }
+    }
+
+    fn counters(&self, out: &mut Vec<Counter>) {
+        let s = &self.stats;
+        for (name, v) in [
+            ("reroutes", s.reroutes),
+            ("epochs", s.epochs),
+            ("tails", s.tails),
+            ("replies", s.replies),
+            ("clears", s.clears),
+            ("notifies", s.notifies),
+            ("held_packets", s.held_packets),
+            ("unheld_early_packets", s.unheld_early_packets),
+            ("reorder_queues_used", s.voqs_used),
+            ("flushed_by_tail", s.flushed_by_tail),
+            ("flushed_by_timer", s.flushed_by_timer),
+            ("resume_error_count", s.resume_error_count),
+        ] {
+            out.push(Counter::Sum(name, v));
+        }
+        out.push(Counter::Max("max_reorder_queues_on_a_port", s.max_voqs_on_a_port));
+        out.push(Counter::Max("max_reorder_bytes_at_a_switch", s.max_reorder_bytes));
+    }
+}
