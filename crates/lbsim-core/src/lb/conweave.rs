@@ -44,7 +44,10 @@ impl Params for ConWeaveParams {
         ];
         for (k, v) in positive {
             if v == Some(SimTime::ZERO) {
-                return Err(ScenarioError::new(format!("{key}.{k}"), "must be positive (or \"auto\")"));
+                return Err(ScenarioError::new(
+                    format!("{key}.{k}"),
+                    "must be positive (or \"auto\")",
+                ));
             }
         }
         if self.reorder_queues > 1024 {
@@ -94,7 +97,9 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
     if paths > 256 {
         return Err(ScenarioError::new(
             "lb.kind",
-            format!("\"conweave\" names a path in 8 bits (ConWeave §3.4) but this tree has {paths} paths between racks"),
+            format!(
+                "\"conweave\" names a path in 8 bits (ConWeave §3.4) but this tree has {paths} paths between racks"
+            ),
         ));
     }
     let us = SimTime::from_us;

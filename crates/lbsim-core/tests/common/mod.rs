@@ -20,7 +20,14 @@ pub fn assert_conservation(out: &RunOutput) {
     );
     assert_eq!(
         c.packets_sent,
-        c.data_sent + c.acks_sent + c.nacks_sent + c.credits_sent + c.rts_sent + c.pfc_pauses + c.pfc_resumes
+        c.data_sent
+            + c.acks_sent
+            + c.nacks_sent
+            + c.credits_sent
+            + c.rts_sent
+            + c.pfc_pauses
+            + c.pfc_resumes
+            + c.switch_control_sent
     );
 }
 

@@ -108,7 +108,11 @@ pub struct Header {
 
 impl Header {
     pub fn pack(self) -> u32 {
-        self.ts as u32 | (self.path as u32) << 16 | ((self.epoch & 3) as u32) << 24 | (self.rerouted as u32) << 26 | (self.op as u32) << 27
+        self.ts as u32
+            | (self.path as u32) << 16
+            | ((self.epoch & 3) as u32) << 24
+            | (self.rerouted as u32) << 26
+            | (self.op as u32) << 27
     }
 
     pub fn unpack(tag: u32) -> Header {
@@ -521,11 +525,29 @@ impl ConWeave {
         match h.op {
             Op::Request => {
                 self.stats.replies += 1;
-                self.answer(ctx, pkt, Header { op: Op::Reply, rerouted: false, ..h }, out);
+                self.answer(
+                    ctx,
+                    pkt,
+                    Header {
+                        op: Op::Reply,
+                        rerouted: false,
+                        ..h
+                    },
+                    out,
+                );
             }
             Op::Tail => {
                 self.stats.clears += 1;
-                self.answer(ctx, pkt, Header { op: Op::Clear, rerouted: true, ..h }, out);
+                self.answer(
+                    ctx,
+                    pkt,
+                    Header {
+                        op: Op::Clear,
+                        rerouted: true,
+                        ..h
+                    },
+                    out,
+                );
             }
             _ => {}
         }
@@ -559,7 +581,10 @@ impl ConWeave {
 
     /// Reorder queues in use on the busiest downlink, and bytes held (for sampling).
     pub fn occupancy(&self) -> (u32, u64) {
-        (self.voqs_per_port.iter().copied().max().unwrap_or(0), self.reorder_bytes)
+        (
+            self.voqs_per_port.iter().copied().max().unwrap_or(0),
+            self.reorder_bytes,
+        )
     }
 }
 
@@ -636,5 +661,177 @@ impl SwitchPolicy for ConWeave {
         }
         out.push(Counter::Max("max_reorder_queues_on_a_port", s.max_voqs_on_a_port));
         out.push(Counter::Max("max_reorder_bytes_at_a_switch", s.max_reorder_bytes));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build;
+    use crate::net::Network;
+    use crate::Scenario;
+
+    /// Two racks of 16 hosts under 8 spines (the rdma_lossless preset, 32 hosts).
+    fn net() -> Network {
+        let s = Scenario::from_toml("preset = \"rdma_lossless\"\n[topology]\nhosts = 32").unwrap();
+        build::build(&s, None).unwrap().net
+    }
+
+    fn config(n: &Network) -> ConWeaveConfig {
+        ConWeaveConfig {
+            reply_timeout: Some(SimTime::from_us(8)),
+            reply_extra: SimTime::from_us(4),
+            path_busy: SimTime::from_us(16),
+            inactive: SimTime::from_us(300),
+            resume_default: SimTime::from_us(200),
+            resume_extra: SimTime::from_us(16),
+            reorder_queues: 31,
+            control_bytes: 64,
+            path_aware: true,
+            shape: n.shape,
+            hop_latency: SimTime::from_us(1),
+        }
+    }
+
+    /// Route one data packet of flow 0 (h0 -> h16) at the source ToR t0_0 at `us`.
+    fn send(n: &Network, cw: &mut ConWeave, us: u64) -> (Header, PortId) {
+        let now = SimTime::from_us(us);
+        let sw = n.switch_by_name("t0_0").unwrap();
+        let s = &n.switches[sw as usize];
+        let mut pkt = Packet::data(0, 0, 0, 16, 1048, 7, 1, now);
+        let ctx = RouteCtx {
+            now,
+            switch: sw,
+            sw: s,
+            ports: &n.ports,
+            ingress: n.hosts[0].nic,
+            down: None,
+            group: s.group(1),
+        };
+        let Decision::Forward(p) = cw.route(&ctx, 0, &mut pkt, &mut PolicyOut::default()) else {
+            panic!("a data packet goes up")
+        };
+        (Header::unpack(pkt.tag), p)
+    }
+
+    /// A REPLY or CLEAR for flow 0 reaching t0_0.
+    fn answer(cw: &mut ConWeave, us: u64, op: Op, epoch: u8) {
+        let mut c = Packet::new(PacketKind::SwitchControl, 0, 16, 0, 64, SimTime::from_us(us));
+        c.tag = Header {
+            ts: 0,
+            path: 0,
+            epoch,
+            rerouted: op == Op::Clear,
+            op,
+        }
+        .pack();
+        cw.on_control(SimTime::from_us(us), &c);
+    }
+
+    #[test]
+    fn the_header_round_trips_and_stamps_wrap() {
+        let h = Header {
+            ts: 65_535,
+            path: 200,
+            epoch: 3,
+            rerouted: true,
+            op: Op::Notify,
+        };
+        assert_eq!(Header::unpack(h.pack()), h);
+        assert_eq!(Header::unpack(0).op, Op::None);
+        assert_eq!(stamp(SimTime::from_us(65_536 + 5)), 5);
+        // 3 us after a stamp taken just before the wrap; a "negative" gap is none.
+        assert_eq!(stamp_gap(2, 65_535), SimTime::from_us(3));
+        assert_eq!(stamp_gap(10, 20), SimTime::ZERO);
+    }
+
+    /// A late REPLY reroutes once: the TAIL on the old path, REROUTED
+    /// packets on the new one, and no second TAIL however late the epoch
+    /// runs, until a CLEAR (or θ_inactive of silence) starts a new epoch.
+    #[test]
+    fn a_flow_reroutes_at_most_once_per_epoch() {
+        let n = net();
+        let mut cw = ConWeave::new(config(&n), 1, 0);
+        let (first, old) = send(&n, &mut cw, 0);
+        assert_eq!((first.op, first.epoch, first.rerouted), (Op::Request, 1, false));
+        assert_eq!(
+            send(&n, &mut cw, 5).0.op,
+            Op::Data,
+            "the reply may still come until 8 us"
+        );
+        let (tail, port) = send(&n, &mut cw, 9);
+        assert_eq!((tail.op, tail.rerouted, port), (Op::Tail, false, old));
+        assert_eq!(tail.ts, 9, "the TAIL carries its own departure");
+        let mut ports = std::collections::BTreeSet::new();
+        for us in 10..200 {
+            let (h, p) = send(&n, &mut cw, us);
+            assert_eq!((h.op, h.rerouted, h.epoch, h.ts), (Op::Data, true, 1, 9), "at {us} us");
+            ports.insert(p);
+        }
+        assert_eq!(ports.len(), 1, "one new path for the rest of the epoch");
+        assert_eq!(cw.stats.tails, 1);
+        // A REPLY of the old phase changes nothing; the CLEAR ends the epoch.
+        answer(&mut cw, 200, Op::Reply, 1);
+        assert_eq!(send(&n, &mut cw, 201).0.op, Op::Data);
+        answer(&mut cw, 202, Op::Clear, 1);
+        let (next, p) = send(&n, &mut cw, 203);
+        assert_eq!((next.op, next.epoch, next.rerouted), (Op::Request, 2, false));
+        assert_eq!(Some(&p), ports.first(), "a new epoch keeps the path");
+    }
+
+    /// The CLEAR never comes: the flow stays rerouted (no new TAIL) until it
+    /// has been idle for θ_inactive, then starts a new epoch.
+    #[test]
+    fn a_lost_clear_is_recovered_by_the_inactivity_timeout() {
+        let n = net();
+        let mut cw = ConWeave::new(config(&n), 1, 0);
+        send(&n, &mut cw, 0);
+        assert_eq!(send(&n, &mut cw, 9).0.op, Op::Tail);
+        assert_eq!(send(&n, &mut cw, 300).0.op, Op::Data, "busy flows wait for their CLEAR");
+        let (h, _) = send(&n, &mut cw, 300 + 300);
+        assert_eq!(
+            (h.op, h.rerouted),
+            (Op::Data, true),
+            "exactly θ_inactive idle is not yet expired"
+        );
+        let (h, _) = send(&n, &mut cw, 600 + 301);
+        assert_eq!((h.op, h.epoch, h.rerouted), (Op::Request, 2, false));
+    }
+
+    /// A NOTIFY takes a path out of the draw for θ_path_busy: with every
+    /// path but one busy, a new epoch's draw moves the flow only to that
+    /// one, and once there it never leaves.
+    #[test]
+    fn new_paths_avoid_notified_ones() {
+        let n = net();
+        let mut cw = ConWeave::new(config(&n), 3, 0);
+        let paths = n.shape.uplinks_per_tor as u8;
+        let free = n.switches[0].up[0];
+        let mut arrived = None;
+        for round in 0..60u64 {
+            let at = round * 1000; // idle > θ_inactive: every round is a new epoch with a new draw
+            for path in 1..paths {
+                let mut c = Packet::new(PacketKind::SwitchControl, 0, 16, 0, 64, SimTime::ZERO);
+                c.tag = Header {
+                    ts: 0,
+                    path,
+                    epoch: 0,
+                    rerouted: false,
+                    op: Op::Notify,
+                }
+                .pack();
+                cw.on_control(SimTime::from_us(at.saturating_sub(10)), &c); // busy for 16 us
+            }
+            let (_, p) = send(&n, &mut cw, at);
+            if arrived.is_some() {
+                assert_eq!(p, free, "left the only free path in round {round}");
+            } else if p == free {
+                arrived = Some(round);
+            }
+        }
+        // Two draws among 8 find the free path with probability 1 − (7/8)² ≈ 0.23 per round.
+        assert!(arrived.is_some_and(|r| r < 40), "{arrived:?}");
+        let moved = (arrived != Some(0)) as u64; // a new flow's first path is no reroute
+        assert_eq!(cw.stats.reroutes, moved, "the only move is onto the free path");
     }
 }
