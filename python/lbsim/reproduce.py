@@ -105,6 +105,20 @@ _PATTERNS: dict[str, Overrides] = {
 _QUICK_PERM: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8, "workload.size": "2MiB"}
 
 
+#: ConWeave §4.1.1, Figs. 12-13: 50 % and 80 % average load of the fabric, the schemes compared.
+_CW_LOADS = (0.5, 0.8)
+_CW_LBS = ("ecmp", "conweave")
+_CW_X = {f"{x}/{lb}": x for x, lb in itertools.product(_CW_LOADS, _CW_LBS)}
+
+
+def _cw_variants() -> dict[str, Overrides]:
+    return {f"{x}/{lb}": {"lb.kind": lb, "workload.load": x} for x, lb in itertools.product(_CW_LOADS, _CW_LBS)}
+
+
+#: 500 us of arrivals after a 100 us warm-up: a first look in seconds.
+_CW_QUICK: dict[str, Any] = {"workload.duration": "500us", "workload.warmup": "100us"}
+
+
 def _synthetic_variants(extra: Overrides | None = None) -> dict[str, Overrides]:
     """Every REPS §4.2 synthetic pattern under every load balancer."""
     return {f"{p}/{lb}": {**o, **(extra or {}), "lb.kind": lb} for p, o in _PATTERNS.items() for lb in _ALL_LBS}
@@ -210,6 +224,26 @@ FIGURES: dict[str, Figure] = {
         "timeseries",
         "Not a paper figure (docs/rdma.md): DCQCN rates of four flows into one host, starting 500 µs "
         "apart, with the ConWeave artifact's constants.",
+    ),
+    "conweave-fig12": Figure(
+        "conweave/alistorage_leafspine.toml",
+        _cw_variants(),
+        "trace",
+        "Lossless RDMA, AliStorage: at 50 % load ConWeave's average and p99 slowdowns at least 23.3 % "
+        "and 45.8 % below the best other scheme; at 80 %, 17.6 % and 35.8 %.",
+        x_label="Average load of the fabric",
+        x=_CW_X,
+        quick=_CW_QUICK,
+    ),
+    "conweave-fig13": Figure(
+        "conweave/alistorage_leafspine_irn.toml",
+        _cw_variants(),
+        "trace",
+        "IRN RDMA, AliStorage: at 50 % load ConWeave's average and p99 slowdowns at least 12.7 % and "
+        "46.2 % below the best other scheme; at 80 %, 42.3 % and 66.8 %.",
+        x_label="Average load of the fabric",
+        x=_CW_X,
+        quick=_CW_QUICK,
     ),
     "reps-fig02-synthetic": Figure(
         "reps/fig02_synthetic_1024.toml",
