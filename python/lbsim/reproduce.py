@@ -38,7 +38,8 @@ class Figure:
     #: "timeseries", "bars" (`metric` by variant), "lines" (`metric` against
     #: `x`), "trace" (mean and p99 slowdown against `x`, and per size bucket at
     #: the largest x), "grouped" (`metric` over ECMP's per workload, variants
-    #: named "<workload>/<lb>"), "distributions" (FCT and RTT CDFs per variant).
+    #: named "<workload>/<lb>"), "distributions" (FCT and RTT CDFs per variant), "reorder"
+    #: (uplink imbalance and ConWeave's reorder queues and memory, variants "<setting>/<lb>").
     plot: str
     paper: str
     x_label: str = ""
@@ -56,6 +57,10 @@ class Figure:
     #: Overrides for the quick version (``--quick``): a smaller network or
     #: workload that keeps the comparison, for CI and a first look.
     quick: Overrides = field(default_factory=dict)
+
+
+#: How "grouped" figures label a summary metric other than a completion time.
+_METRIC_LABELS = {"mean_slowdown": ("Average FCT slowdown", ""), "p99_slowdown": ("p99 FCT slowdown", "")}
 
 
 def _lbs(*names: str) -> dict[str, Overrides]:
@@ -113,6 +118,29 @@ _CW_X = {f"{x}/{lb}": x for x, lb in itertools.product(_CW_LOADS, _CW_LBS)}
 
 def _cw_variants() -> dict[str, Overrides]:
     return {f"{x}/{lb}": {"lb.kind": lb, "workload.load": x} for x, lb in itertools.product(_CW_LOADS, _CW_LBS)}
+
+
+#: ConWeave §4.1.4, Fig. 17: the k = 8 fat tree on lossless and IRN RDMA (rdma_irn is
+#: rdma_lossless without PFC, with IRN).
+_CW_FABRICS: dict[str, Overrides] = {
+    "lossless": {},
+    "irn": {"queue.shared.pfc": False, "transport.kind": "irn"},
+}
+
+#: ConWeave Figs. 14-16: every ToR's uplinks and the switches' reorder state sampled every 10 us
+#: (Fig. 14 sums them into 100 us windows).
+_CW_SAMPLED: dict[str, Any] = {
+    "observe.ports": [f"t0_{i}" for i in range(8)],
+    "observe.bucket": "10us",
+}
+
+
+def _cw_resource_variants() -> dict[str, Overrides]:
+    out: dict[str, Overrides] = {}
+    for (fabric, o), load, lb in itertools.product(_CW_FABRICS.items(), _CW_LOADS, _CW_LBS):
+        sampled = {**_CW_SAMPLED, "observe.switch_lb": lb == "conweave"}
+        out[f"{fabric} {int(load * 100)}%/{lb}"] = {**o, **sampled, "lb.kind": lb, "workload.load": load}
+    return out
 
 
 #: 500 us of arrivals after a 100 us warm-up: a first look in seconds.
@@ -243,6 +271,25 @@ FIGURES: dict[str, Figure] = {
         "46.2 % below the best other scheme; at 80 %, 42.3 % and 66.8 %.",
         x_label="Average load of the fabric",
         x=_CW_X,
+        quick=_CW_QUICK,
+    ),
+    "conweave-fig17": Figure(
+        "conweave/fattree_k8.toml",
+        {f"{f}/{lb}": {**o, "lb.kind": lb} for f, o in _CW_FABRICS.items() for lb in _CW_LBS},
+        "grouped",
+        "k = 8 fat tree, 60 % load: across lossless and IRN RDMA ConWeave's average and p99 slowdowns "
+        "at least 21.4 % and 40.8 % below the others' for short (< 1 BDP) flows.",
+        metric="mean_slowdown",
+        baseline=None,
+        quick=_CW_QUICK,
+    ),
+    "conweave-figs14-16": Figure(
+        "conweave/alistorage_leafspine.toml",
+        _cw_resource_variants(),
+        "reorder",
+        "Fig. 14: ConWeave spreads load across the uplinks better than every scheme but DRILL. Fig. 15: "
+        "fewer than 10 reorder queues per port most of the time, never more than 15. Fig. 16: more "
+        "reorder memory on lossless than on IRN; lossless 80 %: p99.9 1.5 MB, max 2.4 MB per switch.",
         quick=_CW_QUICK,
     ),
     "reps-fig02-synthetic": Figure(
@@ -461,6 +508,7 @@ def reproduce(
 
     from .plot import fct_cdf, style
     from .plot.compare import grouped_bars, rtt_cdf
+    from .plot.reorder import reorder_figure
     from .plot.timeseries import timeseries_figure
 
     if name not in FIGURES:
@@ -487,9 +535,12 @@ def reproduce(
         timeseries_figure(results, d / name)
     elif fig.plot == "trace":
         _trace_figure(fig, results, d / name)
+    elif fig.plot == "reorder":
+        reorder_figure(results, d / name)
     elif fig.plot == "grouped":
         values = {(v.split("/")[0], v.split("/")[1]): r.summary.get(fig.metric) for v, r in results.items()}
-        style.save(grouped_bars(values, fig.baseline, log=fig.y_log), d / name)
+        what, unit = _METRIC_LABELS.get(fig.metric, ("Completion time", "µs"))
+        style.save(grouped_bars(values, fig.baseline, log=fig.y_log, what=what, unit=unit), d / name)
     elif fig.plot == "distributions":
         with style.context():
             f, (a, b) = style.figure("wide", ncols=2)

@@ -54,7 +54,7 @@ __all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
-OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures")
+OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series")
 
 #: The message table's columns (derived from the flow table when no message was split).
 MESSAGE_COLUMNS = (
@@ -223,6 +223,7 @@ class Result:
                     "ports": "list ports or switches in observe.ports",
                     "drops_series": "set observe.drops = true",
                     "rtt": "set observe.rtt = true",
+                    "switch_lb_series": "set observe.switch_lb = true",
                     "failures": "the scenario has no [[failures]]",
                     "steps": "the workload is not a collective",
                 }.get(name, "")

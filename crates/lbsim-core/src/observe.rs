@@ -17,6 +17,8 @@ pub struct Observer {
     drops: bool,
     pub rtt: bool,
     buffers: bool,
+    /// Switch policies' gauges per switch per bucket.
+    switch_lb: bool,
     /// Time each sampled port had been paused at the last tick.
     last_paused: Vec<SimTime>,
     /// Bytes each sampled port had sent at the last tick.
@@ -38,6 +40,12 @@ pub struct Observer {
     b_switch: Vec<String>,
     b_used: Vec<u64>,
     b_max: Vec<u64>,
+    // Switch policy gauge rows.
+    g_time: Vec<f64>,
+    g_switch: Vec<String>,
+    g_gauge: Vec<String>,
+    g_port: Vec<String>,
+    g_value: Vec<u64>,
     // Drop series rows.
     d_time: Vec<f64>,
     d_counts: [Vec<u64>; 3],
@@ -48,12 +56,18 @@ pub struct Observer {
 }
 
 impl Observer {
-    pub fn new(bucket: SimTime, ports: Vec<PortId>, drops: bool, rtt: bool, buffers: bool) -> Self {
+    pub fn new(bucket: SimTime, ports: Vec<PortId>, drops: bool, rtt: bool, buffers: bool, switch_lb: bool) -> Self {
         Observer {
             bucket,
             last_tx: vec![0; ports.len()],
             last_paused: vec![SimTime::ZERO; ports.len()],
             buffers,
+            switch_lb,
+            g_time: Vec::new(),
+            g_switch: Vec::new(),
+            g_gauge: Vec::new(),
+            g_port: Vec::new(),
+            g_value: Vec::new(),
             ports,
             drops,
             rtt,
@@ -82,7 +96,7 @@ impl Observer {
 
     /// Whether anything is sampled per bucket (then the run schedules ticks).
     pub fn ticks(&self) -> bool {
-        !self.ports.is_empty() || self.drops || self.buffers
+        !self.ports.is_empty() || self.drops || self.buffers || self.switch_lb
     }
 
     /// Close the bucket ending `now`: one row per sampled port, one drop row.
@@ -114,6 +128,21 @@ impl Observer {
                 self.b_switch.push(net.switches[sw].name.clone());
                 self.b_used.push(b.used);
                 self.b_max.push(b.take_window_max_used());
+            }
+        }
+        if self.switch_lb {
+            let mut g = Vec::new();
+            for (sw, s) in net.switches.iter().enumerate() {
+                g.clear();
+                net.policies.gauges(sw as u32, s, &mut g);
+                for (lb, x) in &g {
+                    self.g_time.push(t);
+                    self.g_switch.push(s.name.clone());
+                    self.g_gauge.push(format!("{lb}.{}", x.name));
+                    self.g_port
+                        .push(x.port.map_or(String::new(), |p| net.ports[p as usize].name.clone()));
+                    self.g_value.push(x.value);
+                }
             }
         }
         if self.drops {
@@ -158,6 +187,16 @@ impl Observer {
                     .with("switch", Column::Str(self.b_switch.clone()))
                     .with("used_bytes", Column::U64(self.b_used.clone()))
                     .with("max_used_bytes", Column::U64(self.b_max.clone())),
+            );
+        }
+        if self.switch_lb {
+            out.push(
+                Table::new("switch_lb_series")
+                    .with("time_us", Column::F64(self.g_time.clone()))
+                    .with("switch", Column::Str(self.g_switch.clone()))
+                    .with("gauge", Column::Str(self.g_gauge.clone()))
+                    .with("port", Column::Str(self.g_port.clone()))
+                    .with("value", Column::U64(self.g_value.clone())),
             );
         }
         if self.drops {

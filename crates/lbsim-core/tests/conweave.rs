@@ -135,4 +135,11 @@ fn conweave_refuses_what_it_cannot_run() {
     // A 3-tier tree with more than 256 paths between racks.
     let e = bad("preset = \"rdma_lossless\"\n[topology]\ntiers = 3\nhosts = 1024\nradix = 64\nhosts_per_tor = 16\nuplinks_per_tor = 32\n[lb]\nkind = \"conweave\"\n");
     assert_eq!(e.key, "lb.kind");
+    // ConWeave's k = 8 fat tree needs 12-port ToRs: without tor_radix it does not fit, and
+    // tor_radix is checked like radix.
+    let k8 = "preset = \"rdma_lossless\"\n[topology]\ntiers = 3\nhosts = 256\nradix = 8\nhosts_per_tor = 8\nuplinks_per_tor = 4\n";
+    assert_eq!(bad(k8).key, "topology.uplinks_per_tor");
+    assert!(lbsim_core::build::build(&scenario(&format!("{k8}tor_radix = 12\n")), None).is_ok());
+    let e = bad(&format!("{k8}tor_radix = 11\n"));
+    assert!(e.message.contains("topology.tor_radix = 11"), "{}", e.message);
 }

@@ -31,6 +31,7 @@ def grouped_bars(
     ax: Any = None,
     what: str = "Completion time",
     log: bool = False,
+    unit: str = "µs",
 ) -> Any:
     """Bars of ``values[(group, lb)]`` over ``values[(group, baseline)]``
     (the values themselves, in µs, with ``baseline=None``), one cluster per
@@ -63,7 +64,7 @@ def grouped_bars(
                             fontsize=8, color=style.color(lb))
         ax.set_xticks(range(len(groups)), [g.replace("_", " ").capitalize() for g in groups])
         if baseline is None:
-            ax.set_ylabel(f"{what} (µs)")
+            ax.set_ylabel(f"{what} ({unit})" if unit else what)
         else:
             ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
             ax.set_ylabel(f"{what} / {style.label(baseline)}")

@@ -36,29 +36,33 @@ fn seconds(ps: u128) -> String {
 /// consistent, and a round trip on the longest path fits the clock.
 pub fn before_build(s: &Scenario, sizes: Sizes) -> Result<(), ScenarioError> {
     let t = &s.topology;
+    let (ports, ports_key) = (t.tor_ports(), t.tor_radix_key());
     if let Some(u) = t.uplinks_per_tor {
-        if u > t.radix {
+        if u > ports {
             return err(
                 "topology.uplinks_per_tor",
-                format!("{u} uplinks do not fit a switch of topology.radix = {} ports", t.radix),
+                format!("{u} uplinks do not fit a ToR of {ports_key} = {ports} ports"),
             );
         }
     }
     if let Some(h) = t.hosts_per_tor {
-        if h > t.radix {
+        if h > ports {
             return err(
                 "topology.hosts_per_tor",
-                format!("{h} hosts do not fit a switch of topology.radix = {} ports", t.radix),
+                format!("{h} hosts do not fit a ToR of {ports_key} = {ports} ports"),
             );
         }
     }
     if let (Some(u), Some(h)) = (t.uplinks_per_tor, t.hosts_per_tor) {
-        if u as u64 + h as u64 > t.radix as u64 {
+        if u as u64 + h as u64 > ports as u64 {
             return err(
                 "topology.uplinks_per_tor",
-                format!("{u} uplinks and {h} hosts (topology.hosts_per_tor) do not fit a switch of topology.radix = {} ports", t.radix),
+                format!("{u} uplinks and {h} hosts (topology.hosts_per_tor) do not fit a ToR of {ports_key} = {ports} ports"),
             );
         }
+    }
+    if t.tor_radix == Some(0) {
+        return err("topology.tor_radix", "must be at least 2");
     }
     if sizes.mtu > MAX_MTU {
         return err(

@@ -109,12 +109,13 @@ fn tor_ports(t: &Topology) -> Result<(u32, u32), ScenarioError> {
     }
     let k = t.oversubscription as u64;
     // k:1 at the ToR: uplinks = radix / (k + 1), host ports = k · uplinks (in u64: k may be u32::MAX).
-    let uplinks = t.uplinks_per_tor.unwrap_or((t.radix as u64 / (k + 1)) as u32);
+    let ports = t.tor_ports();
+    let uplinks = t.uplinks_per_tor.unwrap_or((ports as u64 / (k + 1)) as u32);
     let hpt = match t.hosts_per_tor {
         Some(h) => h as u64,
         None => uplinks as u64 * k,
     };
-    if uplinks as u64 + hpt > t.radix as u64 && uplinks > 0 {
+    if uplinks as u64 + hpt > ports as u64 && uplinks > 0 {
         let key = if t.hosts_per_tor.is_some() {
             "topology.hosts_per_tor"
         } else {
@@ -123,8 +124,9 @@ fn tor_ports(t: &Topology) -> Result<(u32, u32), ScenarioError> {
         return err(
             key,
             format!(
-                "{uplinks} uplinks and {hpt} hosts per ToR ({}:1) do not fit a switch of topology.radix = {} ports",
-                t.oversubscription, t.radix
+                "{uplinks} uplinks and {hpt} hosts per ToR ({}:1) do not fit a ToR of {} = {ports} ports",
+                t.oversubscription,
+                t.tor_radix_key()
             ),
         );
     }

@@ -135,8 +135,21 @@ fn observer(s: &Scenario, net: &crate::net::Network) -> Result<Option<Observer>,
     if o.buffers && net.buffers.is_empty() {
         return err("observe.buffers", "needs a shared buffer (queue.kind = \"shared\")");
     }
-    if ports.is_empty() && !o.drops && !o.rtt && !o.buffers {
+    if o.switch_lb && !s.lb.kinds().any(|k| crate::lb::entry(k).switch_side) {
+        return err(
+            "observe.switch_lb",
+            "needs a switch-side load balancer (lb.kind such as \"conweave\")",
+        );
+    }
+    if ports.is_empty() && !o.drops && !o.rtt && !o.buffers && !o.switch_lb {
         return Ok(None);
     }
-    Ok(Some(Observer::new(o.bucket.value, ports, o.drops, o.rtt, o.buffers)))
+    Ok(Some(Observer::new(
+        o.bucket.value,
+        ports,
+        o.drops,
+        o.rtt,
+        o.buffers,
+        o.switch_lb,
+    )))
 }

@@ -108,6 +108,26 @@ pub struct Topology {
     pub hosts_per_tor: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uplinks_per_tor: Option<u32>,
+    /// Ports of a ToR when they differ from `radix` (ConWeave's k = 8 fat tree: 12-port ToRs
+    /// with 8 servers and 4 uplinks under 8-port aggregation and core switches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_radix: Option<u32>,
+}
+
+impl Topology {
+    /// Ports of a ToR: `tor_radix`, else `radix`.
+    pub fn tor_ports(&self) -> u32 {
+        self.tor_radix.unwrap_or(self.radix)
+    }
+
+    /// How errors about a ToR's ports name its port count.
+    pub fn tor_radix_key(&self) -> &'static str {
+        if self.tor_radix.is_some() {
+            "topology.tor_radix"
+        } else {
+            "topology.radix"
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -160,6 +180,11 @@ impl Lb {
     pub fn table(&self, kind: LbKind) -> Option<&toml::Value> {
         self.tables.get(kind.name())
     }
+
+    /// Every kind the scenario runs: `kind` and the mix's.
+    pub fn kinds(&self) -> impl Iterator<Item = LbKind> + '_ {
+        std::iter::once(self.kind).chain(self.mix.iter().map(|m| m.kind))
+    }
 }
 
 impl Cc {
@@ -191,6 +216,8 @@ pub struct Observe {
     pub rtt: bool,
     /// Shared-buffer occupancy per switch per bucket (`queue.kind = "shared"`).
     pub buffers: bool,
+    /// Switch-side balancers' state per switch per bucket (ConWeave's reorder queues and memory).
+    pub switch_lb: bool,
 }
 
 /// `seed`: TOML integers are 64-bit signed, so a seed is 0 ..= i64::MAX

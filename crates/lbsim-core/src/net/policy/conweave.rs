@@ -21,7 +21,7 @@
 //! carry their departure time (TX_TSTAMP), rerouted ones the TAIL's
 //! (TAIL_TX_TSTAMP), and the TAIL both, as they are equal.
 
-use super::{Counter, Decision, PolicyOut, RouteCtx, SwitchPolicy};
+use super::{Counter, Decision, Gauge, PolicyOut, RouteCtx, SwitchPolicy};
 use crate::net::{PortId, Shape, Switch, SwitchRole};
 use crate::packet::{Packet, PacketId, PacketKind};
 use crate::rng::{Rng, StreamTag};
@@ -263,9 +263,17 @@ impl ConWeave {
 
     /// A new path: the first of two uniform draws that no NOTIFY made busy (found = true),
     /// else the first draw (found = false).
-    fn draw_path(&mut self, dst_tor: u32, paths: u32, now: SimTime) -> (u8, bool) {
-        let a = self.rng.below(paths as u64) as u8;
-        let b = self.rng.below(paths as u64) as u8;
+    fn draw_path(&mut self, src_tor: u32, dst_tor: u32, now: SimTime) -> (u8, bool) {
+        let paths = self.cfg.paths(src_tor, dst_tor) as u64;
+        // Within a pod of a 3-tier tree only the ToR's digit of the path ID counts.
+        let scale = if paths == self.cfg.shape.uplinks_per_tor as u64 {
+            self.cfg.shape.agg_uplinks.max(1) as u64
+        } else {
+            1
+        };
+        let scale = if self.cfg.shape.tiers == 3 { scale } else { 1 };
+        let a = (self.rng.below(paths) * scale) as u8;
+        let b = (self.rng.below(paths) * scale) as u8;
         if !self.cfg.path_aware {
             return (a, true);
         }
@@ -283,14 +291,13 @@ impl ConWeave {
     fn at_source(&mut self, ctx: &RouteCtx, pkt: &mut Packet, src_tor: u32) -> Decision {
         let now = ctx.now;
         let dst_tor = self.tor_of(pkt.dst);
-        let paths = self.cfg.paths(src_tor, dst_tor);
         let reply_timeout = self.cfg.reply_timeout(src_tor, dst_tor);
         let known = self.tx.contains_key(&pkt.flow);
         let draw = {
             let e = self.tx.get(&pkt.flow);
             let expired = e.is_none_or(|e| e.active + self.cfg.inactive < now);
             let timeout = e.is_some_and(|e| !expired && !e.stabilized && e.reply_deadline.is_some_and(|d| d < now));
-            (expired || timeout).then(|| self.draw_path(dst_tor, paths, now))
+            (expired || timeout).then(|| self.draw_path(src_tor, dst_tor, now))
         };
         let e = self.tx.entry(pkt.flow).or_insert(TxFlow {
             epoch: 0,
@@ -662,6 +669,25 @@ impl SwitchPolicy for ConWeave {
         out.push(Counter::Max("max_reorder_queues_on_a_port", s.max_voqs_on_a_port));
         out.push(Counter::Max("max_reorder_bytes_at_a_switch", s.max_reorder_bytes));
     }
+
+    /// At a ToR: reorder queues in use per downlink (ConWeave Fig. 15) and bytes held (Fig. 16).
+    fn gauges(&self, sw: &Switch, out: &mut Vec<Gauge>) {
+        if !matches!(sw.role, SwitchRole::Tor { .. }) {
+            return;
+        }
+        for (slot, &port) in sw.down.iter().enumerate() {
+            out.push(Gauge {
+                name: "reorder_queues",
+                port: Some(port),
+                value: self.voqs_per_port[slot] as u64,
+            });
+        }
+        out.push(Gauge {
+            name: "reorder_bytes",
+            port: None,
+            value: self.reorder_bytes,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -833,5 +859,47 @@ mod tests {
         assert!(arrived.is_some_and(|r| r < 40), "{arrived:?}");
         let moved = (arrived != Some(0)) as u64; // a new flow's first path is no reroute
         assert_eq!(cw.stats.reroutes, moved, "the only move is onto the free path");
+    }
+
+    /// On a 3-tier tree new flows spread over every ToR uplink, within the
+    /// pod as across pods, and across pods over every aggregation uplink.
+    #[test]
+    fn three_tier_paths_use_every_uplink() {
+        let text = "preset = \"rdma_lossless\"\n[topology]\ntiers = 3\nhosts = 256\nradix = 8\ntor_radix = 12\n\
+                    hosts_per_tor = 8\nuplinks_per_tor = 4\n";
+        let s = Scenario::from_toml(text).unwrap();
+        let n = build::build(&s, None).unwrap().net;
+        let mut cfg = config(&n);
+        cfg.reply_timeout = None;
+        let mut cw = ConWeave::new(cfg, 5, 0);
+        let sw = n.switch_by_name("t0_0").unwrap();
+        let tor = &n.switches[sw as usize];
+        // ToR 1 is in t0_0's pod (4 ToRs of 8 hosts per pod); ToR 8 is not.
+        for dst in [8u32, 64] {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut paths = std::collections::BTreeSet::new();
+            for flow in 0..200 {
+                let mut pkt = Packet::data(flow + 1000 * dst, 0, 0, dst, 1048, 7, 1, SimTime::ZERO);
+                let ctx = RouteCtx {
+                    now: SimTime::ZERO,
+                    switch: sw,
+                    sw: tor,
+                    ports: &n.ports,
+                    ingress: n.hosts[0].nic,
+                    down: None,
+                    group: tor.group(n.tor_of(dst)),
+                };
+                let Decision::Forward(p) = cw.route(&ctx, 0, &mut pkt, &mut PolicyOut::default()) else {
+                    panic!()
+                };
+                seen.insert(p);
+                paths.insert(Header::unpack(pkt.tag).path);
+            }
+            assert_eq!(seen.len(), 4, "to h{dst}: every ToR uplink");
+            let expected = if dst < 32 { 4 } else { 16 };
+            assert_eq!(paths.len(), expected, "to h{dst}: distinct path IDs {paths:?}");
+        }
+        assert_eq!(cfg.tor_rtt(0, 1), SimTime::from_us(4), "within a pod: 2 hops each way");
+        assert_eq!(cfg.tor_rtt(0, 8), SimTime::from_us(8), "across pods: 4 hops each way");
     }
 }

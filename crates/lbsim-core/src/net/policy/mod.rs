@@ -82,6 +82,17 @@ pub trait SwitchPolicy {
 
     /// What it counted, for the run's summary (`switch_lb`).
     fn counters(&self, _out: &mut Vec<Counter>) {}
+
+    /// Its state now, for the `switch_lb_series` table (`observe.switch_lb`).
+    fn gauges(&self, _sw: &Switch, _out: &mut Vec<Gauge>) {}
+}
+
+/// One sampled value of a policy's state, of one of its switch's ports or of the switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gauge {
+    pub name: &'static str,
+    pub port: Option<PortId>,
+    pub value: u64,
 }
 
 /// A policy's count at one switch, and how the summary combines the switches'.
@@ -135,6 +146,16 @@ impl Policies {
             }
         }
         all
+    }
+
+    /// Every class's gauges at `switch`, each name prefixed with its balancer's.
+    pub fn gauges(&self, switch: u32, sw: &Switch, out: &mut Vec<(&'static str, Gauge)>) {
+        let mut g = Vec::new();
+        for (name, class) in self.names.iter().zip(&self.classes) {
+            g.clear();
+            class[switch as usize].gauges(sw, &mut g);
+            out.extend(g.iter().map(|&x| (*name, x)));
+        }
     }
 
     pub fn has_egress_hooks(&self) -> bool {
