@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import lbsim
-from lbsim.plot.reorder import reorder_figure, reorder_samples, uplink_imbalance
+from lbsim.conweave import control_overhead, reorder_samples, uplink_imbalance
+from lbsim.plot.reorder import reorder_figure
 
 
 def _flows(tmp_path: Path, rows: list[tuple[int, int, int]]) -> Path:
@@ -49,6 +50,11 @@ def test_reorder_samples_stay_within_the_counted_peaks(tmp_path: Path) -> None:
     assert len(queues) > 0 and queues.max() <= counters["conweave.max_reorder_queues_on_a_port"] <= 31
     assert memory.max() <= counters["conweave.max_reorder_bytes_at_a_switch"]
     assert memory.max() > 0, "a 10 us sample caught some held bytes"
+    share = control_overhead(r)
+    n = counters["conweave.replies"]
+    data = 8 * (1_000_000 + 1000 * 48)  # eight 1 MB flows of 1000 B payloads, 48 B headers each
+    assert share["replies"] == pytest.approx(n * 64 / data)
+    assert 0 < share["replies"] < 0.05
     paths = reorder_figure({"lossless/conweave": r}, tmp_path / "fig")
     assert all(p.stat().st_size > 10_000 for p in paths)
     with pytest.raises(lbsim.LbsimError, match="observe.switch_lb"):

@@ -1,7 +1,6 @@
-"""In-network reordering and load-balance efficiency, as ConWeave §4.1.2-4.1.3
-measures them: the throughput imbalance of each ToR's uplinks (Fig. 14), the
-reorder queues in use per ToR downlink (Fig. 15) and the reorder memory per
-switch (Fig. 16), each as a CDF over samples.
+"""ConWeave Figs. 14-16 as CDFs: the throughput imbalance of each ToR's
+uplinks, the reorder queues in use per ToR downlink and the reorder memory per
+switch (the measurements are :mod:`lbsim.conweave`'s).
 
 Needs runs that sampled the ToRs' uplinks (``observe.ports`` naming the ToRs)
 and, for the reordering panels, ``observe.switch_lb = true``.
@@ -15,47 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LbsimError
+from ..conweave import reorder_samples, uplink_imbalance
 from ..results import Result
 from . import style
 
-__all__ = ["uplink_imbalance", "reorder_samples", "reorder_figure"]
-
-
-def uplink_imbalance(r: Result, window_us: float = 100.0) -> np.ndarray:
-    """Per ToR and window of ``window_us``: (max − min) / mean of the bytes its
-    uplinks sent in the window (ConWeave Fig. 14, after CONGA); windows in
-    which a ToR's uplinks sent nothing are left out. The port samples' bucket
-    must divide the window."""
-    ports = r.ports
-    ups = ports[ports["port"].str.match(r"^t0_\d+->t1_\d+$")]
-    if ups.empty:
-        raise LbsimError("the run sampled no ToR uplinks (list the ToRs, e.g. \"t0_0\", in observe.ports)")
-    times = np.sort(ups["time_us"].unique())
-    bucket = float(times[0]) if len(times) == 1 else float(np.min(np.diff(times)))
-    if window_us + 1e-9 < bucket:
-        raise LbsimError(f"the ports were sampled every {bucket:g} us, longer than the {window_us:g} us window")
-    frame = ups.assign(
-        tor=ups["port"].str.split("->").str[0],
-        window=np.ceil(ups["time_us"].to_numpy() / window_us - 1e-9).astype(int),
-    )
-    sums = frame.groupby(["tor", "window", "port"])["tx_bytes"].sum().unstack("port")
-    per_tor = []
-    for _, rows in sums.groupby(level="tor"):
-        v = rows.dropna(axis=1, how="all").to_numpy(dtype=float)
-        mean = v.mean(axis=1)
-        keep = mean > 0
-        per_tor.append((v.max(axis=1)[keep] - v.min(axis=1)[keep]) / mean[keep])
-    return np.concatenate(per_tor) if per_tor else np.array([])
-
-
-def reorder_samples(r: Result, gauge: str) -> np.ndarray:
-    """Every sample of a switch policy gauge (``conweave.reorder_queues``:
-    per ToR downlink; ``conweave.reorder_bytes``: per ToR)."""
-    if "switch_lb_series" not in r.table_names:
-        raise LbsimError("the run did not sample its switches (set observe.switch_lb = true)")
-    s = r.table("switch_lb_series")
-    return s.loc[s["gauge"] == gauge, "value"].to_numpy(dtype=float)
+__all__ = ["reorder_figure"]
 
 
 def _cdf(ax: Any, values: np.ndarray, **kw: Any) -> None:
