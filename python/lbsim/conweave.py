@@ -10,7 +10,7 @@ import numpy as np
 from .errors import LbsimError
 from .results import Result
 
-__all__ = ["uplink_imbalance", "reorder_samples", "control_overhead"]
+__all__ = ["uplink_imbalance", "reorder_samples", "resume_errors", "control_overhead"]
 
 
 def uplink_imbalance(r: Result, window_us: float = 100.0) -> np.ndarray:
@@ -47,6 +47,17 @@ def reorder_samples(r: Result, gauge: str) -> np.ndarray:
         raise LbsimError("the run did not sample its switches (set observe.switch_lb = true)")
     s = r.table("switch_lb_series")
     return s.loc[s["gauge"] == gauge, "value"].to_numpy(dtype=float)
+
+
+def resume_errors(r: Result) -> np.ndarray:
+    """Every T_resume estimate's error (µs) at the arrival of the TAIL it
+    waited for: the estimate without θ_resume_extra minus the arrival; below
+    zero the queue would have been flushed early but for the extra term
+    (ConWeave App. A, Fig. 21, which plots the opposite sign)."""
+    if "switch_lb_records" not in r.table_names:
+        raise LbsimError("the run recorded no T_resume estimates (no ConWeave flow was reordered)")
+    t = r.table("switch_lb_records")
+    return t.loc[t["record"] == "conweave.resume_error_us", "value"].to_numpy(dtype=float)
 
 
 def control_overhead(r: Result, hosts_per_tor: int | None = None) -> dict[str, float]:

@@ -39,7 +39,8 @@ class Figure:
     #: `x`), "trace" (mean and p99 slowdown against `x`, and per size bucket at
     #: the largest x), "grouped" (`metric` over ECMP's per workload, variants
     #: named "<workload>/<lb>"), "distributions" (FCT and RTT CDFs per variant), "reorder"
-    #: (uplink imbalance and ConWeave's reorder queues and memory, variants "<setting>/<lb>").
+    #: (uplink imbalance and ConWeave's reorder queues and memory, variants "<setting>/<lb>"),
+    #: "resume_error" (the CDF of ConWeave's T_resume errors per variant).
     plot: str
     paper: str
     x_label: str = ""
@@ -142,6 +143,9 @@ def _cw_resource_variants() -> dict[str, Overrides]:
         out[f"{fabric} {int(load * 100)}%/{lb}"] = {**o, **sampled, "lb.kind": lb, "workload.load": load}
     return out
 
+
+#: ConWeave App. B.1, Fig. 22: θ_reply from 5 us to 68 us (IRN, leaf-spine).
+_CW_REPLY_US = (5, 8, 12, 16, 24, 32, 48, 68)
 
 #: 500 us of arrivals after a 100 us warm-up: a first look in seconds.
 _CW_QUICK: dict[str, Any] = {"workload.duration": "500us", "workload.warmup": "100us"}
@@ -290,6 +294,26 @@ FIGURES: dict[str, Figure] = {
         "Fig. 14: ConWeave spreads load across the uplinks better than every scheme but DRILL. Fig. 15: "
         "fewer than 10 reorder queues per port most of the time, never more than 15. Fig. 16: more "
         "reorder memory on lossless than on IRN; lossless 80 %: p99.9 1.5 MB, max 2.4 MB per switch.",
+        quick=_CW_QUICK,
+    ),
+    "conweave-fig21": Figure(
+        "conweave/alistorage_leafspine.toml",
+        {f"{f}/conweave": {**o, "lb.kind": "conweave", "workload.load": 0.6} for f, o in _CW_FABRICS.items()},
+        "resume_error",
+        "T_resume's error at 60 % load, before θ_resume_extra: small on the leaf-spine, its 99th "
+        "percentile within a few us, so θ_resume_extra of 3.0 us (lossless) or 2.7 us (IRN) covers it.",
+        quick=_CW_QUICK,
+    ),
+    "conweave-fig22": Figure(
+        "conweave/alistorage_leafspine_irn.toml",
+        {f"{t}/conweave": {"lb.kind": "conweave", "lb.conweave.reply_timeout": f"{t}us"} for t in _CW_REPLY_US},
+        "lines",
+        "IRN: p99 slowdown lowest near θ_reply = 8 us and rising beyond it; smaller θ_reply uses more "
+        "reorder memory.",
+        x_label="θ_reply (µs)",
+        x={f"{t}/conweave": float(t) for t in _CW_REPLY_US},
+        metric="p99_slowdown",
+        x_log=True,
         quick=_CW_QUICK,
     ),
     "reps-fig02-synthetic": Figure(
@@ -508,7 +532,7 @@ def reproduce(
 
     from .plot import fct_cdf, style
     from .plot.compare import grouped_bars, rtt_cdf
-    from .plot.reorder import reorder_figure
+    from .plot.reorder import reorder_figure, resume_error_figure
     from .plot.timeseries import timeseries_figure
 
     if name not in FIGURES:
@@ -537,6 +561,8 @@ def reproduce(
         _trace_figure(fig, results, d / name)
     elif fig.plot == "reorder":
         reorder_figure(results, d / name)
+    elif fig.plot == "resume_error":
+        resume_error_figure(results, d / name)
     elif fig.plot == "grouped":
         values = {(v.split("/")[0], v.split("/")[1]): r.summary.get(fig.metric) for v, r in results.items()}
         what, unit = _METRIC_LABELS.get(fig.metric, ("Completion time", "µs"))
@@ -573,7 +599,10 @@ def reproduce(
                 ax.bar(range(len(names)), heights, color=colors)
                 ax.set_xticks(range(len(names)), names, rotation=45 if len(names) > 4 else 0, ha="right"
                               if len(names) > 4 else "center", fontsize=7)
-            ax.set_ylabel("Collective completion time (µs)" if fig.metric == "collective_us" else "Completion time (µs)")
+            what, unit = _METRIC_LABELS.get(fig.metric, ("Completion time", "µs"))
+            if fig.metric == "collective_us":
+                what = "Collective completion time"
+            ax.set_ylabel(f"{what} ({unit})" if unit else what)
             style.save(f, d / name)
     log(render(frame_table(table, ".6g")))
     return d

@@ -54,7 +54,7 @@ __all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
-OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series")
+OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series", "switch_lb_records")
 
 #: The message table's columns (derived from the flow table when no message was split).
 MESSAGE_COLUMNS = (

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lbsim
-from lbsim.conweave import control_overhead, reorder_samples, uplink_imbalance
+from lbsim.conweave import control_overhead, reorder_samples, resume_errors, uplink_imbalance
 from lbsim.plot.reorder import reorder_figure
 
 
@@ -50,6 +50,8 @@ def test_reorder_samples_stay_within_the_counted_peaks(tmp_path: Path) -> None:
     assert len(queues) > 0 and queues.max() <= counters["conweave.max_reorder_queues_on_a_port"] <= 31
     assert memory.max() <= counters["conweave.max_reorder_bytes_at_a_switch"]
     assert memory.max() > 0, "a 10 us sample caught some held bytes"
+    errors = resume_errors(r)
+    assert len(errors) == counters["conweave.resume_error_count"] == counters["conweave.flushed_by_tail"]
     share = control_overhead(r)
     n = counters["conweave.replies"]
     data = 8 * (1_000_000 + 1000 * 48)  # eight 1 MB flows of 1000 B payloads, 48 B headers each

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..conweave import reorder_samples, uplink_imbalance
+from ..conweave import reorder_samples, resume_errors, uplink_imbalance
 from ..results import Result
 from . import style
 
-__all__ = ["reorder_figure"]
+__all__ = ["reorder_figure", "resume_error_figure"]
 
 
 def _cdf(ax: Any, values: np.ndarray, **kw: Any) -> None:
@@ -52,4 +52,19 @@ def reorder_figure(groups: Mapping[str, Result], stem: str | Path) -> list[Path]
         for ax in axes:
             ax.set_ylabel("CDF")
         axes[0].legend(fontsize=6)
+        return style.save(fig, stem)
+
+
+def resume_error_figure(groups: Mapping[str, Result], stem: str | Path) -> list[Path]:
+    """The CDF of ConWeave's T_resume errors (µs, before θ_resume_extra; below
+    zero the estimate came before the TAIL) of each run (ConWeave Fig. 21)."""
+    with style.context():
+        fig, ax = style.figure()
+        for i, (name, r) in enumerate(groups.items()):
+            _cdf(ax, resume_errors(r), color=style.color(name.split("/")[-1]),
+                 linestyle=["-", "--", ":", "-."][i % 4], label=name.split("/")[0], linewidth=1.2)
+        ax.axvline(0.0, color="black", linewidth=0.6)
+        ax.set_xlabel("T_resume − TAIL arrival (µs)")
+        ax.set_ylabel("CDF")
+        ax.legend(fontsize=7)
         return style.save(fig, stem)

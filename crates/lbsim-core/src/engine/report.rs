@@ -105,6 +105,7 @@ impl Simulation {
             out.push(step_table(messages));
         }
         out.extend(self.pfc_table());
+        out.extend(self.net.policies.records_table(&self.net.switches));
         if !self.failures.is_empty() {
             let mut entry = Vec::new();
             let mut link = Vec::new();

@@ -670,6 +670,12 @@ impl SwitchPolicy for ConWeave {
         out.push(Counter::Max("max_reorder_bytes_at_a_switch", s.max_reorder_bytes));
     }
 
+    /// T_resume's error at each TAIL that found its reorder queue (ConWeave Fig. 21), in µs:
+    /// positive when the estimate would have flushed after the TAIL arrived.
+    fn records(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend(self.resume_errors.iter().map(|&e| ("resume_error_us", e as f64 / 1e6)));
+    }
+
     /// At a ToR: reorder queues in use per downlink (ConWeave Fig. 15) and bytes held (Fig. 16).
     fn gauges(&self, sw: &Switch, out: &mut Vec<Gauge>) {
         if !matches!(sw.role, SwitchRole::Tor { .. }) {

@@ -83,6 +83,10 @@ pub trait SwitchPolicy {
     /// What it counted, for the run's summary (`switch_lb`).
     fn counters(&self, _out: &mut Vec<Counter>) {}
 
+    /// Values it recorded one by one (ConWeave: each T_resume estimate's error), for the
+    /// `switch_lb_records` table.
+    fn records(&self, _out: &mut Vec<(&'static str, f64)>) {}
+
     /// Its state now, for the `switch_lb_series` table (`observe.switch_lb`).
     fn gauges(&self, _sw: &Switch, _out: &mut Vec<Gauge>) {}
 }
@@ -146,6 +150,30 @@ impl Policies {
             }
         }
         all
+    }
+
+    /// Every policy's records as a table (switch, record, value); None when there are none.
+    pub fn records_table(&self, switches: &[Switch]) -> Option<crate::table::Table> {
+        use crate::table::{Column, Table};
+        let (mut sw_col, mut rec_col, mut val_col) = (Vec::new(), Vec::new(), Vec::new());
+        let mut out = Vec::new();
+        for (name, class) in self.names.iter().zip(&self.classes) {
+            for (sw, policy) in class.iter().enumerate() {
+                out.clear();
+                policy.records(&mut out);
+                for (rec, v) in &out {
+                    sw_col.push(switches[sw].name.clone());
+                    rec_col.push(format!("{name}.{rec}"));
+                    val_col.push(*v);
+                }
+            }
+        }
+        (!sw_col.is_empty()).then(|| {
+            Table::new("switch_lb_records")
+                .with("switch", Column::Str(sw_col))
+                .with("record", Column::Str(rec_col))
+                .with("value", Column::F64(val_col))
+        })
     }
 
     /// Every class's gauges at `switch`, each name prefixed with its balancer's.
