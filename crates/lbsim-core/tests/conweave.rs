@@ -73,6 +73,8 @@ fn only_a_premature_resume_lets_packets_out_of_order() {
         let out = run_slow(&eight_flows(), "", &format!("slow{gbps}"), gbps);
         let by_timer = counter(&out, "flushed_by_timer");
         premature += by_timer;
+        // A TAIL that comes after its queue's flush is counted, and its error is below −θ_resume_extra.
+        assert!(counter(&out, "tails_after_timer_flush") <= by_timer);
         if out.summary.reordered_arrivals > 0 {
             assert!(by_timer > 0, "{gbps} Gb/s: {:?}", out.summary.switch_lb);
         }

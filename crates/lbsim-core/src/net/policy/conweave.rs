@@ -177,6 +177,8 @@ struct RxFlow {
     tail_ts: Option<u16>,
     /// The reorder queue holding its rerouted packets, if any.
     voq: Option<usize>,
+    /// T_resume (without θ_resume_extra) of a queue the timer flushed before its TAIL came.
+    flushed_estimate: Option<SimTime>,
 }
 
 /// A reorder queue: a flow's rerouted packets, held until `deadline` or the TAIL.
@@ -210,6 +212,8 @@ pub struct ConWeaveStats {
     /// T_resume (without θ_resume_extra) minus the TAIL's actual arrival, summed in ps and counted.
     pub resume_error_ps_sum: i64,
     pub resume_error_count: u64,
+    /// TAILs that arrived after the timer had flushed their reorder queue (premature T_resume).
+    pub tails_after_timer_flush: u64,
 }
 
 pub struct ConWeave {
@@ -432,6 +436,7 @@ impl ConWeave {
             phase0_known: false,
             tail_ts: None,
             voq: None,
+            flushed_estimate: None,
         });
         // The 2-bit epoch: 0 ahead is this epoch, 1-2 ahead a new one, 3 ahead (one behind) the last.
         let ahead = h.epoch.wrapping_sub((e.epoch & 3) as u8) & 3;
@@ -450,6 +455,7 @@ impl ConWeave {
             early = h.rerouted && !e.rerouted;
             e.phase0_known = !h.rerouted;
             e.tail_ts = None;
+            e.flushed_estimate = None;
         } else {
             if h.op == Op::Tail {
                 if e.voq.is_none() {
@@ -470,6 +476,15 @@ impl ConWeave {
             cfg.resume_default
         };
         let estimate = if e.phase0_known { e.phase0_rx + gap } else { now + gap };
+        if h.op == Op::Tail {
+            if let Some(est) = e.flushed_estimate.take() {
+                // The timer flushed this TAIL's queue first: its error is below −θ_resume_extra.
+                let err = est.ps() as i64 - now.ps() as i64;
+                self.stats.resume_error_count += 1;
+                self.stats.tails_after_timer_flush += 1;
+                self.resume_errors.push(err);
+            }
+        }
         let mut flush_now = None;
         let mut hold = false;
         if !h.rerouted {
@@ -641,9 +656,13 @@ impl SwitchPolicy for ConWeave {
 
     fn on_timer(&mut self, now: SimTime, _sw: &Switch, _ports: &[crate::net::Port], out: &mut PolicyOut) {
         for v in 0..self.voqs.len() {
-            if self.voqs[v].as_ref().is_some_and(|q| q.deadline <= now) {
+            if let Some(q) = self.voqs[v].as_ref().filter(|q| q.deadline <= now) {
+                let (flow, estimate) = (q.flow, q.deadline.saturating_sub(self.cfg.resume_extra));
                 self.stats.flushed_by_timer += 1;
                 self.flush(v, out);
+                if let Some(e) = self.rx.get_mut(&flow) {
+                    e.flushed_estimate = Some(estimate);
+                }
             }
         }
     }
@@ -663,6 +682,7 @@ impl SwitchPolicy for ConWeave {
             ("flushed_by_tail", s.flushed_by_tail),
             ("flushed_by_timer", s.flushed_by_timer),
             ("resume_error_count", s.resume_error_count),
+            ("tails_after_timer_flush", s.tails_after_timer_flush),
         ] {
             out.push(Counter::Sum(name, v));
         }
