@@ -75,7 +75,8 @@ enum BenchCase {
     /// REPS world: a permutation on the 2-tier 400G fat tree (artifact preset, radix 64).
     Reps,
     /// RDMA world: ConWeave's 128-host leaf-spine, PFC + Go-Back-N + DCQCN, AliStorage
-    /// at 50 % load for 3 ms (preset rdma_lossless); --hosts and --size do not apply.
+    /// at 50 % load for 3 ms (preset rdma_lossless; --lb conweave for ConWeave's own
+    /// benchmark); --hosts and --size do not apply.
     Rdma,
 }
 
