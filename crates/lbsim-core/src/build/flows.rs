@@ -10,7 +10,7 @@ use crate::cc::{self, CcBuilder, CcCommon};
 use crate::engine::WorkloadMeta;
 use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
-use crate::net::Network;
+use crate::net::{Network, PolicySite};
 use crate::rng::{Rng, StreamTag};
 use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
@@ -77,6 +77,7 @@ impl Parts {
             bdp: d.bdp,
             rto: d.rto,
             seed: s.seed,
+            tiers: s.topology.tiers,
         };
         let mut lbs = BTreeMap::new();
         for kind in std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind)) {
@@ -124,7 +125,10 @@ impl Parts {
         for (kind, &class) in &self.routes {
             let b = &self.lbs[kind];
             let per_switch = (0..net.switches.len() as u32)
-                .map(|sw| b.switch_policy(sw).expect("a switch-side balancer has a policy"))
+                .map(|switch| {
+                    let site = PolicySite { net, switch, class };
+                    b.switch_policy(&site).expect("a switch-side balancer has a policy")
+                })
                 .collect();
             let added = net.policies.add_class(per_switch);
             debug_assert_eq!(added, class);

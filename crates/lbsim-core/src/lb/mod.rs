@@ -21,7 +21,7 @@ pub mod plb;
 pub mod reps;
 pub mod subflows;
 
-use crate::net::SwitchPolicy;
+use crate::net::{PolicySite, SwitchPolicy};
 use crate::rng::Rng;
 use crate::scenario::{CcKind, LbKind, ScenarioError};
 use crate::time::SimTime;
@@ -102,6 +102,8 @@ pub struct LbCommon {
     pub bdp: u64,
     pub rto: SimTime,
     pub seed: u64,
+    /// `topology.tiers`, for switch-side balancers that support one shape only.
+    pub tiers: u8,
 }
 
 impl LbCommon {
@@ -135,7 +137,7 @@ pub trait LbBuilder {
     /// A flow's balancer; `base_rtt` is the flow's own idle round trip.
     fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb;
     /// A switch-side balancer's policy at one switch (asked only when the entry says `switch_side`).
-    fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+    fn switch_policy(&self, _site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
         None
     }
 }
@@ -272,7 +274,7 @@ pub(crate) mod tests {
         fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
             Lb::RoundRobin(RoundRobinHost)
         }
-        fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+        fn switch_policy(&self, _site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
             Some(Box::new(RoundRobin { next: 0 }))
         }
     }
