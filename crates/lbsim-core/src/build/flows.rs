@@ -70,14 +70,15 @@ fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, Scenario
 }
 
 impl Parts {
-    pub fn prepare(s: &Scenario, d: &Derived) -> Result<Parts, ScenarioError> {
+    pub fn prepare(s: &Scenario, d: &Derived, net: &Network) -> Result<Parts, ScenarioError> {
         let common = LbCommon {
             entropy_space: s.lb.entropy_space,
             mtu: d.sizes.mtu,
             bdp: d.bdp,
             rto: d.rto,
             seed: s.seed,
-            tiers: s.topology.tiers,
+            tiers: net.shape.tiers,
+            uplinks_per_tor: net.shape.uplinks_per_tor,
         };
         let mut lbs = BTreeMap::new();
         for kind in std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind)) {

@@ -13,8 +13,10 @@
 pub mod adaptive;
 pub mod arcane;
 pub mod bitmap;
+pub mod drill;
 pub mod ecmp;
 pub mod flowlet;
+pub mod letflow;
 pub mod mprdma;
 pub mod ops;
 pub mod plb;
@@ -102,8 +104,9 @@ pub struct LbCommon {
     pub bdp: u64,
     pub rto: SimTime,
     pub seed: u64,
-    /// `topology.tiers`, for switch-side balancers that support one shape only.
+    /// The tree's tiers and each ToR's uplinks, for switch-side balancers that support one shape only.
     pub tiers: u8,
+    pub uplinks_per_tor: u32,
 }
 
 impl LbCommon {
@@ -216,6 +219,8 @@ load_balancers! {
     Adaptive(adaptive::Adaptive): adaptive,
     Arcane(arcane::Arcane): arcane,
     Reps(reps::Reps): reps,
+    Letflow(ecmp::Ecmp): letflow,
+    Drill(ecmp::Ecmp): drill,
     #[cfg(test)]
     RoundRobin(tests::RoundRobinHost): tests,
 }

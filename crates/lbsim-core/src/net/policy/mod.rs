@@ -12,6 +12,11 @@
 //! `lb::REGISTRY` (see `lb::adaptive`); the engine never names one.
 
 pub mod adaptive;
+pub mod drill;
+pub mod flowlets;
+pub mod letflow;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use super::{Network, Port, PortId, Switch};
 use crate::packet::{Packet, PacketId};
