@@ -13,6 +13,7 @@
 pub mod adaptive;
 pub mod arcane;
 pub mod bitmap;
+pub mod conga;
 pub mod drill;
 pub mod ecmp;
 pub mod flowlet;
@@ -219,6 +220,7 @@ load_balancers! {
     Adaptive(adaptive::Adaptive): adaptive,
     Arcane(arcane::Arcane): arcane,
     Reps(reps::Reps): reps,
+    Conga(ecmp::Ecmp): conga,
     Letflow(ecmp::Ecmp): letflow,
     Drill(ecmp::Ecmp): drill,
     #[cfg(test)]

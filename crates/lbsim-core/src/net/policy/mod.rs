@@ -12,6 +12,7 @@
 //! `lb::REGISTRY` (see `lb::adaptive`); the engine never names one.
 
 pub mod adaptive;
+pub mod conga;
 pub mod drill;
 pub mod flowlets;
 pub mod letflow;
