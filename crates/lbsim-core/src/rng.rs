@@ -30,6 +30,12 @@ pub enum StreamTag {
     /// A message's subflows: index (message << 32) | subflow, apart from
     /// `Flow`'s so unsplit flows keep their draws.
     Subflow = 10,
+    /// A switch's LetFlow draws (one uplink per flowlet).
+    LetFlow = 11,
+    /// A switch's DRILL samples.
+    Drill = 12,
+    /// A switch's CONGA tie-breaks between equally congested uplinks.
+    Conga = 13,
     /// A switch's ConWeave path draws.
     ConWeave = 20,
 }

@@ -228,7 +228,7 @@ fn every_bad_key_in_the_new_tables_is_named() {
         ("lb.subflows.count", "-8"),
         ("lb.subflows.window", "\"half\""),
         ("lb.subflows.paths", "8"),
-        ("lb.kind", "\"letflow\""),
+        ("lb.kind", "\"hula\""),
     ];
     for (key, value) in bad {
         let e = Scenario::from_toml_with("", &[(key.to_string(), value.to_string())])
@@ -237,7 +237,7 @@ fn every_bad_key_in_the_new_tables_is_named() {
         assert_eq!(&e.key, key, "{key} = {value}: {e}");
     }
     // A bad kind in the mix is named by its index.
-    let e = Scenario::from_toml("[[lb.mix]]\nkind = \"letflow\"\nfraction = 0.1\n").unwrap_err();
+    let e = Scenario::from_toml("[[lb.mix]]\nkind = \"hula\"\nfraction = 0.1\n").unwrap_err();
     assert_eq!(e.key, "lb.mix[0].kind");
 }
 

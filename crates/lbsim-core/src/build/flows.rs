@@ -10,7 +10,7 @@ use crate::cc::{self, CcBuilder, CcCommon};
 use crate::engine::WorkloadMeta;
 use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
-use crate::net::{Network, Shape};
+use crate::net::{Network, PolicySite};
 use crate::rng::{Rng, StreamTag};
 use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
@@ -70,14 +70,14 @@ fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, Scenario
 }
 
 impl Parts {
-    pub fn prepare(s: &Scenario, d: &Derived, shape: Shape) -> Result<Parts, ScenarioError> {
+    pub fn prepare(s: &Scenario, d: &Derived, net: &Network) -> Result<Parts, ScenarioError> {
         let common = LbCommon {
             entropy_space: s.lb.entropy_space,
             mtu: d.sizes.mtu,
             bdp: d.bdp,
             rto: d.rto,
             seed: s.seed,
-            shape,
+            shape: net.shape,
             hop_latency: s.topology.link_latency.value + s.topology.switch_latency.value,
             control_bytes: d.sizes.control,
             transport: s.transport.kind,
@@ -130,7 +130,10 @@ impl Parts {
         for (kind, &class) in &self.routes {
             let b = &self.lbs[kind];
             let per_switch = (0..net.switches.len() as u32)
-                .map(|sw| b.switch_policy(sw).expect("a switch-side balancer has a policy"))
+                .map(|switch| {
+                    let site = PolicySite { net, switch, class };
+                    b.switch_policy(&site).expect("a switch-side balancer has a policy")
+                })
                 .collect();
             let added = net.policies.add_class(lb::entry(*kind).name, per_switch);
             debug_assert_eq!(added, class);

@@ -46,7 +46,7 @@ pub fn build_with(
     let shape = workload::shape::shape(&s.workload, net_info(&net, &d), base_dir)?;
     let estimate = estimate::run(s, &d, &shape, net_bytes, net.switches.len(), limits)?;
     derive::install_queues(&mut net, s, &d)?;
-    let parts = Parts::prepare(s, &d, net.shape)?;
+    let parts = Parts::prepare(s, &d, &net)?;
     parts.install_policies(&mut net);
     let traffic = workload::generate(&s.workload, net_info(&net, &d), s.seed, base_dir)?;
     let (flows, meta) = flows::create(s, &net, &d, &parts, &traffic)?;

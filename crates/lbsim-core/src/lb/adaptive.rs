@@ -6,7 +6,7 @@
 
 use super::{Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::net::policy::adaptive::Adaptive as AdaptivePolicy;
-use crate::net::SwitchPolicy;
+use crate::net::{PolicySite, SwitchPolicy};
 use crate::rng::Rng;
 use crate::scenario::registry::{check_params, parse_params, NoParams};
 use crate::scenario::ScenarioError;
@@ -29,8 +29,8 @@ impl LbBuilder for Builder {
     fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
         Lb::Adaptive(Adaptive)
     }
-    fn switch_policy(&self, switch: u32) -> Option<Box<dyn SwitchPolicy>> {
-        Some(Box::new(AdaptivePolicy::new(self.seed, switch)))
+    fn switch_policy(&self, site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
+        Some(Box::new(AdaptivePolicy::new(self.seed, site.switch)))
     }
 }
 

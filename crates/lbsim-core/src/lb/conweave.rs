@@ -7,7 +7,7 @@
 use super::ecmp::Ecmp;
 use super::{Lb, LbBuilder, LbCommon, LbEntry};
 use crate::net::policy::conweave::{ConWeave as ConWeavePolicy, ConWeaveConfig};
-use crate::net::SwitchPolicy;
+use crate::net::{PolicySite, SwitchPolicy};
 use crate::rng::Rng;
 use crate::scenario::registry::{check_params, parse_params, Params};
 use crate::scenario::{AutoTime, ScenarioError, Time};
@@ -73,8 +73,8 @@ impl LbBuilder for Builder {
     fn balancer(&self, _base_rtt: SimTime, rng: &mut Rng) -> Lb {
         Lb::ConWeave(Ecmp::new(rng, self.entropy_space))
     }
-    fn switch_policy(&self, switch: u32) -> Option<Box<dyn SwitchPolicy>> {
-        Some(Box::new(ConWeavePolicy::new(self.cfg, self.seed, switch)))
+    fn switch_policy(&self, site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
+        Some(Box::new(ConWeavePolicy::new(self.cfg, self.seed, site.switch)))
     }
 }
 

@@ -13,16 +13,19 @@
 pub mod adaptive;
 pub mod arcane;
 pub mod bitmap;
+pub mod conga;
 pub mod conweave;
+pub mod drill;
 pub mod ecmp;
 pub mod flowlet;
+pub mod letflow;
 pub mod mprdma;
 pub mod ops;
 pub mod plb;
 pub mod reps;
 pub mod subflows;
 
-use crate::net::SwitchPolicy;
+use crate::net::{PolicySite, SwitchPolicy};
 use crate::rng::Rng;
 use crate::scenario::{CcKind, LbKind, ScenarioError};
 use crate::time::SimTime;
@@ -145,7 +148,7 @@ pub trait LbBuilder {
     /// A flow's balancer; `base_rtt` is the flow's own idle round trip.
     fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb;
     /// A switch-side balancer's policy at one switch (asked only when the entry says `switch_side`).
-    fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+    fn switch_policy(&self, _site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
         None
     }
 }
@@ -224,6 +227,9 @@ load_balancers! {
     Adaptive(adaptive::Adaptive): adaptive,
     Arcane(arcane::Arcane): arcane,
     Reps(reps::Reps): reps,
+    Conga(ecmp::Ecmp): conga,
+    Letflow(ecmp::Ecmp): letflow,
+    Drill(ecmp::Ecmp): drill,
     ConWeave(ecmp::Ecmp): conweave,
     #[cfg(test)]
     RoundRobin(tests::RoundRobinHost): tests,
@@ -283,7 +289,7 @@ pub(crate) mod tests {
         fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
             Lb::RoundRobin(RoundRobinHost)
         }
-        fn switch_policy(&self, _switch: u32) -> Option<Box<dyn SwitchPolicy>> {
+        fn switch_policy(&self, _site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
             Some(Box::new(RoundRobin { next: 0 }))
         }
     }

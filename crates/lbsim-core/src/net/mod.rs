@@ -9,7 +9,7 @@ pub mod queue;
 pub mod routing;
 pub mod switch;
 
-pub use policy::{Counter, Decision, Gauge, Policies, PolicyOut, RouteCtx, SwitchPolicy};
+pub use policy::{Counter, Decision, Gauge, Policies, PolicyOut, PolicySite, RouteCtx, SwitchPolicy};
 pub use port::{Node, PfcPort, Port, PortFault, PortId};
 pub use queue::{Queue, QueueDiscipline, QueueParams, SharedBuffer};
 pub use switch::{Switch, SwitchRole};

@@ -12,11 +12,28 @@
 //! `lb::REGISTRY` (see `lb::adaptive`); the engine never names one.
 
 pub mod adaptive;
+pub mod conga;
 pub mod conweave;
+pub mod drill;
+pub mod flowlets;
+pub mod letflow;
+#[cfg(test)]
+pub(crate) mod testing;
 
-use super::{Port, PortId, Switch};
+use super::{Network, Port, PortId, Switch};
 use crate::packet::{Packet, PacketId};
 use crate::time::SimTime;
+
+/// Where a policy is installed, for its builder (`lb::LbBuilder::switch_policy`):
+/// the network as built (its shape, switches and ports; rate overrides and
+/// failures come later, so a policy that needs a port's rate reads it when it
+/// routes), the switch, and the route class its packets carry (the class whose
+/// `Packet::tag` it owns, e.g. when its egress hook sees packets of every class).
+pub struct PolicySite<'a> {
+    pub net: &'a Network,
+    pub switch: u32,
+    pub class: u8,
+}
 
 /// What a policy sees when it routes a packet.
 pub struct RouteCtx<'a> {
@@ -32,6 +49,19 @@ pub struct RouteCtx<'a> {
     pub down: Option<PortId>,
     /// Otherwise the uplinks routing believes reach the destination (empty: no route).
     pub group: &'a [PortId],
+}
+
+impl RouteCtx<'_> {
+    /// What route class 0 does with the packet: down when the destination
+    /// is below, else the switch's ECMP hash over the group (for the packets
+    /// a policy leaves to the hash, e.g. ACKs).
+    #[inline]
+    pub fn hashed(&self, pkt: &Packet) -> Decision {
+        match self.down.or_else(|| self.sw.ecmp_pick(self.group, pkt)) {
+            Some(p) => Decision::Forward(p),
+            None => Decision::Drop,
+        }
+    }
 }
 
 /// A policy's verdict on one packet.

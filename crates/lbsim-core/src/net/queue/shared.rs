@@ -193,6 +193,9 @@ pub struct SharedQueue {
     classes: [VecDeque<Entry>; CLASSES],
     /// The class round-robin serves next.
     next: usize,
+    /// Bytes waiting in the data classes (1..): kept, not summed, because
+    /// switch policies (DRILL, adaptive routing) read it on every packet.
+    data_bytes: u64,
     /// The port's marking stream (`StreamTag::Port`).
     rng: Rng,
     stats: QueueStats,
@@ -204,13 +207,18 @@ impl SharedQueue {
             local,
             classes: Default::default(),
             next: 1,
+            data_bytes: 0,
             rng,
             stats: QueueStats::default(),
         }
     }
 
     fn backlog(&self) -> u64 {
-        self.classes[1..].iter().flatten().map(|e| e.size as u64).sum()
+        debug_assert_eq!(
+            self.data_bytes,
+            self.classes[1..].iter().flatten().map(|e| e.size as u64).sum::<u64>()
+        );
+        self.data_bytes
     }
 
     /// The class to serve next, skipping empty and paused ones.
@@ -288,6 +296,7 @@ impl QueueDiscipline for SharedQueue {
             size: pkt.size,
             ingress: charged,
         });
+        self.data_bytes += pkt.size as u64;
         if let Some((pfc, ing)) = lossless {
             if buf.should_pause(&pfc, ing.local as usize, class) {
                 buf.paused[ing.local as usize] |= 1 << class;
@@ -320,6 +329,7 @@ impl QueueDiscipline for SharedQueue {
             .as_deref_mut()
             .expect("a shared queue's switch has a shared buffer");
         let size = e.size as u64;
+        self.data_bytes -= size;
         buf.used -= size;
         buf.egress[self.local][class] -= size;
         if let Some(ing) = e.ingress {
