@@ -51,7 +51,11 @@ fn same_seed_same_results() {
     for kind in KINDS {
         let a = fingerprint(kind, 7);
         assert_eq!(a, fingerprint(kind, 7), "{kind}");
-        assert_ne!(a.1, fingerprint(kind, 8).1, "{kind}: the seed reaches the switches' draws");
+        assert_ne!(
+            a.1,
+            fingerprint(kind, 8).1,
+            "{kind}: the seed reaches the switches' draws"
+        );
     }
 }
 
@@ -83,7 +87,10 @@ fn each_runs_the_lossless_rdma_fabric() {
         }
         eprintln!(
             "{kind}: {} flows, mean FCT {:.1} us (ECMP {:.1}), p99 {:.1} us (ECMP {:.1}), retransmissions {retx}",
-            out.summary.flows, out.summary.mean_fct_us, ecmp.summary.mean_fct_us, out.summary.p99_fct_us,
+            out.summary.flows,
+            out.summary.mean_fct_us,
+            ecmp.summary.mean_fct_us,
+            out.summary.p99_fct_us,
             ecmp.summary.p99_fct_us
         );
     }
@@ -126,8 +133,13 @@ fn every_bad_key_is_named() {
         assert_eq!(&e.key, key, "{key} = {value}: {e}");
     }
     // CONGA is a leaf-spine design: a 3-tier tree is refused, as a share of a mix too.
-    for lb in ["[lb]\nkind = \"conga\"\n", "[[lb.mix]]\nkind = \"conga\"\nfraction = 0.5\n"] {
-        let s = scenario(&format!("{FAT_TREE}{lb}[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n"));
+    for lb in [
+        "[lb]\nkind = \"conga\"\n",
+        "[[lb.mix]]\nkind = \"conga\"\nfraction = 0.5\n",
+    ] {
+        let s = scenario(&format!(
+            "{FAT_TREE}{lb}[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n"
+        ));
         let e = build(&s, None).map(|_| ()).expect_err("conga on 3 tiers");
         assert_eq!(e.key, "topology.tiers", "{e}");
         assert!(e.message.contains("conga"), "{e}");

@@ -45,7 +45,12 @@ impl LbBuilder for Builder {
         Lb::Drill(Ecmp::new(rng, self.entropy_space))
     }
     fn switch_policy(&self, site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
-        Some(Box::new(Drill::new(self.seed, site.switch, self.p.samples, self.p.memory)))
+        Some(Box::new(Drill::new(
+            self.seed,
+            site.switch,
+            self.p.samples,
+            self.p.memory,
+        )))
     }
 }
 

@@ -91,10 +91,10 @@ pub mod tag {
 #[derive(Clone, Copy)]
 struct Dre {
     bytes: u64,
-    /// The last decay applied: at period number `epoch`.
-    epoch: u64,
-    /// Bytes per quantisation step at `rate` (C·τ / 2^Q); zero on host-facing ports.
-    step: f64,
+    /// The next decay is due at this time (a multiple of the period).
+    next_decay: SimTime,
+    /// Quantisation steps per byte at `rate` (2^Q / C·τ).
+    per_byte: f64,
     rate: Rate,
 }
 
@@ -195,8 +195,8 @@ impl Conga {
             dre: vec![
                 Dre {
                     bytes: 0,
-                    epoch: 0,
-                    step: 0.0,
+                    next_decay: cfg.dre_period,
+                    per_byte: 0.0,
                     rate: Rate(0),
                 };
                 sw.down.len() + sw.up.len()
@@ -229,22 +229,22 @@ impl Conga {
             d.rate = rate;
             // C·τ in bytes, τ = period / α, split into 2^Q steps.
             let full = rate.bps() as f64 / 8.0 * (self.cfg.dre_period.ps() as f64 * 1e-12) / self.cfg.dre_alpha;
-            d.step = full / (1u64 << self.cfg.quantize_bits) as f64;
+            d.per_byte = (1u64 << self.cfg.quantize_bits) as f64 / full;
         }
     }
 
     /// A fabric port's register at `now`, its decays applied.
     #[inline]
     fn dre_bytes(&mut self, li: usize, now: SimTime) -> u64 {
-        let (keep, epoch) = (self.keep, now.ps() / self.period_ps);
         let d = &mut self.dre[li];
-        if epoch > d.epoch {
-            let mut k = epoch - d.epoch;
+        if now >= d.next_decay {
+            let due = now.ps() / self.period_ps; // decays at periods 1 ..= due
+            let mut k = due + 1 - d.next_decay.ps() / self.period_ps;
             while k > 0 && d.bytes > 0 {
-                d.bytes = (d.bytes as f64 * keep) as u64;
+                d.bytes = (d.bytes as f64 * self.keep) as u64;
                 k -= 1;
             }
-            d.epoch = epoch;
+            d.next_decay = SimTime((due + 1) * self.period_ps);
         }
         d.bytes
     }
@@ -252,7 +252,7 @@ impl Conga {
     /// The quantised utilisation of a register's value at a port.
     #[inline]
     fn level(&self, li: usize, bytes: u64) -> u8 {
-        let q = bytes as f64 / self.dre[li].step;
+        let q = bytes as f64 * self.dre[li].per_byte;
         if q >= self.max_level as f64 {
             self.max_level
         } else {
@@ -275,7 +275,11 @@ impl Conga {
             let local = self.level(li, bytes);
             let leaf = self.leaf.as_ref().expect("a leaf");
             let remote = leaf.to_leaf[dst_leaf * leaf.uplinks + li - self.first_fabric];
-            let remote = if remote.fresh(ctx.now, self.cfg.aging) { remote.value } else { 0 };
+            let remote = if remote.fresh(ctx.now, self.cfg.aging) {
+                remote.value
+            } else {
+                0
+            };
             let congestion = local.max(remote);
             least = least.min(congestion);
             scratch.push((p, congestion));
@@ -318,18 +322,25 @@ impl Leaf {
     fn feedback_for(&mut self, dst_leaf: usize, now: SimTime, aging: SimTime) -> u32 {
         let (n, row) = (self.uplinks, dst_leaf * self.uplinks);
         let start = self.fb_next[dst_leaf] as usize;
-        let entries = &self.from_leaf[row..row + n];
-        let nth = |k: usize| (start + k) % n;
-        let changed = (0..n).map(nth).find(|&i| {
-            let e = &entries[i];
-            e.fresh(now, aging) && e.fed != Some(e.value)
-        });
-        let Some(i) = changed.or_else(|| (0..n).map(nth).find(|&i| entries[i].fresh(now, aging))) else {
+        // One pass in round-robin order: the first changed entry, else the first fresh one.
+        let (mut changed, mut fresh) = (None, None);
+        for k in 0..n {
+            let i = if start + k >= n { start + k - n } else { start + k };
+            let e = &self.from_leaf[row + i];
+            if e.fresh(now, aging) {
+                if e.fed != Some(e.value) {
+                    changed = Some(i);
+                    break;
+                }
+                fresh = fresh.or(Some(i));
+            }
+        }
+        let Some(i) = changed.or(fresh) else {
             return 0;
         };
         let e = &mut self.from_leaf[row + i];
         e.fed = Some(e.value);
-        self.fb_next[dst_leaf] = ((i + 1) % n) as u16;
+        self.fb_next[dst_leaf] = if i + 1 == n { 0 } else { i as u16 + 1 };
         tag::feedback(i, e.value)
     }
 }
@@ -457,7 +468,11 @@ mod tests {
         c.on_egress(SimTime::ZERO, up, &mut one);
         assert_eq!(tag::ce(one.tag), 1);
         // Another class's packet feeds the DRE but keeps its tag.
-        let mut other = Packet { route: 2, tag: 0, ..data(2, 0, 31) };
+        let mut other = Packet {
+            route: 2,
+            tag: 0,
+            ..data(2, 0, 31)
+        };
         other.size = 10_000_000;
         c.on_egress(SimTime::ZERO, up, &mut other);
         assert_eq!(other.tag, 0);
@@ -468,7 +483,10 @@ mod tests {
         // Saturates at 2^Q − 1 = 7, however loaded.
         assert_eq!(c.level(li, u32::MAX as u64), 7);
         // The CE only grows along the path, and the downlink to a host has no DRE.
-        let mut ce5 = Packet { tag: tag::forward(2, 5), ..data(1, 0, 31) };
+        let mut ce5 = Packet {
+            tag: tag::forward(2, 5),
+            ..data(1, 0, 31)
+        };
         c.on_egress(SimTime::from_us(100), up, &mut ce5);
         assert_eq!(tag::ce(ce5.tag), 5);
         let host = n.port_by_name("t0_0->h1").unwrap();
@@ -490,7 +508,10 @@ mod tests {
         let t0 = SimTime::from_us(10);
         // Load spine t1_1's downlink to t0_7 to level 6: 6 steps of 1 562 500 B.
         let to_b = n.port_by_name("t1_1->t0_7").unwrap();
-        let mut bulk = Packet { route: 2, ..data(9, 4, 30) };
+        let mut bulk = Packet {
+            route: 2,
+            ..data(9, 4, 30)
+        };
         bulk.size = 6 * 1_562_500;
         spine.on_egress(t0, to_b, &mut bulk);
         // A data packet from host 0 to host 31, forced onto uplink 1 by a fresh flowlet table entry.
@@ -539,7 +560,10 @@ mod tests {
         let now = SimTime::from_us(1);
         // Data from t0_0 arrived on LBTags 0, 2 and 3 with CEs 1, 2, 3.
         for (lbtag, ce) in [(0, 1), (2, 2), (3, 3)] {
-            let mut p = Packet { tag: tag::forward(lbtag, ce), ..data(1, 0, 31) };
+            let mut p = Packet {
+                tag: tag::forward(lbtag, ce),
+                ..data(1, 0, 31)
+            };
             go(&n, &mut b, "t0_7", &mut p, now);
         }
         let fb = |b: &mut Conga| {
@@ -554,7 +578,10 @@ mod tests {
         let expect = [(0, 1), (2, 2), (3, 3), (0, 1), (2, 2)].map(Some);
         assert_eq!(got, expect, "each fresh entry in turn, then round robin");
         // LBTag 0 changes: it goes next, out of turn.
-        let mut p = Packet { tag: tag::forward(0, 4), ..data(1, 0, 31) };
+        let mut p = Packet {
+            tag: tag::forward(0, 4),
+            ..data(1, 0, 31)
+        };
         go(&n, &mut b, "t0_7", &mut p, now);
         assert_eq!(fb(&mut b), Some((0, 4)));
         assert_eq!(fb(&mut b), Some((2, 2)), "and the round robin resumes after it");
@@ -577,7 +604,10 @@ mod tests {
         let first = go(&n, &mut a, "t0_0", &mut data(1, 0, 31), SimTime::ZERO);
         let li = a.local(first).unwrap();
         a.dre[li].bytes = 12_000_000; // level 7
-        assert_eq!(go(&n, &mut a, "t0_0", &mut data(1, 0, 31), SimTime::from_us(100)), first);
+        assert_eq!(
+            go(&n, &mut a, "t0_0", &mut data(1, 0, 31), SimTime::from_us(100)),
+            first
+        );
         let moved = go(&n, &mut a, "t0_0", &mut data(1, 0, 31), SimTime::from_us(201));
         assert_ne!(moved, first, "a new flowlet leaves the congested uplink");
         // Every new flowlet after it finds its uplink among the least congested and keeps it
@@ -589,7 +619,15 @@ mod tests {
         assert!(up.contains(&moved));
         // Forgotten after `aging` of silence: then a uniform draw among the idle uplinks.
         let picks: Vec<PortId> = (0..200u64)
-            .map(|k| go(&n, &mut a, "t0_0", &mut data(1, 0, 31), SimTime::from_us(20_000 + 600 * k)))
+            .map(|k| {
+                go(
+                    &n,
+                    &mut a,
+                    "t0_0",
+                    &mut data(1, 0, 31),
+                    SimTime::from_us(20_000 + 600 * k),
+                )
+            })
             .collect();
         assert!(up.iter().all(|u| picks.contains(u)));
     }
@@ -647,7 +685,11 @@ mod tests {
         let mut csv = format!("src,dst,size_bytes,start_us\n{big},4,67108864,0\n");
         for k in 0..200u32 {
             for src in 1..4u32 {
-                let dst = if remote { 5 + (k + src) % 3 } else { 4 + (k * 3 + src * 7) % 28 };
+                let dst = if remote {
+                    5 + (k + src) % 3
+                } else {
+                    4 + (k * 3 + src * 7) % 28
+                };
                 csv += &format!("{src},{dst},65536,{}\n", 100 + 5 * k + src);
             }
         }

@@ -150,7 +150,10 @@ mod tests {
         let mut d = Drill::new(1, 0, 2, 1);
         let first: Vec<PortId> = (0..50).map(|_| pick(&n, &mut d)).collect();
         assert!(first.contains(&up[2]), "sampled at last: {first:?}");
-        assert!(first.iter().all(|&p| p != up[0]), "never the most loaded of two samples");
+        assert!(
+            first.iter().all(|&p| p != up[0]),
+            "never the most loaded of two samples"
+        );
         assert_eq!(d.memory(), &[up[2]]);
         for _ in 0..1_000 {
             assert_eq!(pick(&n, &mut d), up[2]);
@@ -198,7 +201,10 @@ mod tests {
         assert_eq!(route_at(&n, &mut d, "t0_0", &data(), SimTime::ZERO), Decision::Drop);
         let down = n.port_by_name("t0_0->h2").unwrap();
         let to_local = Packet::data(5, 0, 31, 2, 1048, 7, 1, SimTime::ZERO);
-        assert_eq!(route_at(&n, &mut d, "t0_0", &to_local, SimTime::ZERO), Decision::Forward(down));
+        assert_eq!(
+            route_at(&n, &mut d, "t0_0", &to_local, SimTime::ZERO),
+            Decision::Forward(down)
+        );
         for &p in &up {
             n.ports[p as usize].up = true;
         }
@@ -210,7 +216,10 @@ mod tests {
                 ..Packet::new(PacketKind::Ack, 9, 0, 31, 60, SimTime::ZERO)
             };
             let expect = s.ecmp_pick(&s.up, &ack).unwrap();
-            assert_eq!(route_at(&n, &mut d, "t0_0", &ack, SimTime::ZERO), Decision::Forward(expect));
+            assert_eq!(
+                route_at(&n, &mut d, "t0_0", &ack, SimTime::ZERO),
+                Decision::Forward(expect)
+            );
         }
     }
 

@@ -115,7 +115,11 @@ mod tests {
         let first = port_of(route_at(&n, &mut lf, "t0_0", &data(1), SimTime::ZERO));
         for k in 1..10_000u64 {
             let at = SimTime(k * GAP.ps());
-            assert_eq!(port_of(route_at(&n, &mut lf, "t0_0", &data(1), at)), first, "packet {k}");
+            assert_eq!(
+                port_of(route_at(&n, &mut lf, "t0_0", &data(1), at)),
+                first,
+                "packet {k}"
+            );
         }
         let mut counts = [0u32; 4];
         let mut moved = 0;
