@@ -91,10 +91,10 @@ pub mod tag {
 #[derive(Clone, Copy)]
 struct Dre {
     bytes: u64,
-    /// The last decay applied: at period number `epoch`.
-    epoch: u64,
-    /// Bytes per quantisation step at `rate` (C·τ / 2^Q); zero on host-facing ports.
-    step: f64,
+    /// The next decay is due at this time (a multiple of the period).
+    next_decay: SimTime,
+    /// Quantisation steps per byte at `rate` (2^Q / C·τ).
+    per_byte: f64,
     rate: Rate,
 }
 
@@ -195,8 +195,8 @@ impl Conga {
             dre: vec![
                 Dre {
                     bytes: 0,
-                    epoch: 0,
-                    step: 0.0,
+                    next_decay: cfg.dre_period,
+                    per_byte: 0.0,
                     rate: Rate(0),
                 };
                 sw.down.len() + sw.up.len()
@@ -229,22 +229,22 @@ impl Conga {
             d.rate = rate;
             // C·τ in bytes, τ = period / α, split into 2^Q steps.
             let full = rate.bps() as f64 / 8.0 * (self.cfg.dre_period.ps() as f64 * 1e-12) / self.cfg.dre_alpha;
-            d.step = full / (1u64 << self.cfg.quantize_bits) as f64;
+            d.per_byte = (1u64 << self.cfg.quantize_bits) as f64 / full;
         }
     }
 
     /// A fabric port's register at `now`, its decays applied.
     #[inline]
     fn dre_bytes(&mut self, li: usize, now: SimTime) -> u64 {
-        let (keep, epoch) = (self.keep, now.ps() / self.period_ps);
         let d = &mut self.dre[li];
-        if epoch > d.epoch {
-            let mut k = epoch - d.epoch;
+        if now >= d.next_decay {
+            let due = now.ps() / self.period_ps; // decays at periods 1 ..= due
+            let mut k = due + 1 - d.next_decay.ps() / self.period_ps;
             while k > 0 && d.bytes > 0 {
-                d.bytes = (d.bytes as f64 * keep) as u64;
+                d.bytes = (d.bytes as f64 * self.keep) as u64;
                 k -= 1;
             }
-            d.epoch = epoch;
+            d.next_decay = SimTime((due + 1) * self.period_ps);
         }
         d.bytes
     }
@@ -252,7 +252,7 @@ impl Conga {
     /// The quantised utilisation of a register's value at a port.
     #[inline]
     fn level(&self, li: usize, bytes: u64) -> u8 {
-        let q = bytes as f64 / self.dre[li].step;
+        let q = bytes as f64 * self.dre[li].per_byte;
         if q >= self.max_level as f64 {
             self.max_level
         } else {
@@ -322,18 +322,25 @@ impl Leaf {
     fn feedback_for(&mut self, dst_leaf: usize, now: SimTime, aging: SimTime) -> u32 {
         let (n, row) = (self.uplinks, dst_leaf * self.uplinks);
         let start = self.fb_next[dst_leaf] as usize;
-        let entries = &self.from_leaf[row..row + n];
-        let nth = |k: usize| (start + k) % n;
-        let changed = (0..n).map(nth).find(|&i| {
-            let e = &entries[i];
-            e.fresh(now, aging) && e.fed != Some(e.value)
-        });
-        let Some(i) = changed.or_else(|| (0..n).map(nth).find(|&i| entries[i].fresh(now, aging))) else {
+        // One pass in round-robin order: the first changed entry, else the first fresh one.
+        let (mut changed, mut fresh) = (None, None);
+        for k in 0..n {
+            let i = if start + k >= n { start + k - n } else { start + k };
+            let e = &self.from_leaf[row + i];
+            if e.fresh(now, aging) {
+                if e.fed != Some(e.value) {
+                    changed = Some(i);
+                    break;
+                }
+                fresh = fresh.or(Some(i));
+            }
+        }
+        let Some(i) = changed.or(fresh) else {
             return 0;
         };
         let e = &mut self.from_leaf[row + i];
         e.fed = Some(e.value);
-        self.fb_next[dst_leaf] = ((i + 1) % n) as u16;
+        self.fb_next[dst_leaf] = if i + 1 == n { 0 } else { i as u16 + 1 };
         tag::feedback(i, e.value)
     }
 }
