@@ -151,6 +151,19 @@ _CW_REPLY_US = (5, 8, 12, 16, 24, 32, 48, 68)
 _CW_QUICK: dict[str, Any] = {"workload.duration": "500us", "workload.warmup": "100us"}
 
 
+def _cw_hadoop(scenario: str, paper: str) -> Figure:
+    """ConWeave App. B.2, Figs. 23-24: a Figs. 12-13 scenario with the Meta Hadoop flow sizes."""
+    return Figure(
+        scenario,
+        {v: {**o, "workload.cdf": "meta_hadoop2015"} for v, o in _cw_variants().items()},
+        "trace",
+        paper,
+        x_label="Average load of the fabric",
+        x=_CW_X,
+        quick=_CW_QUICK,
+    )
+
+
 def _synthetic_variants(extra: Overrides | None = None) -> dict[str, Overrides]:
     """Every REPS §4.2 synthetic pattern under every load balancer."""
     return {f"{p}/{lb}": {**o, **(extra or {}), "lb.kind": lb} for p, o in _PATTERNS.items() for lb in _ALL_LBS}
@@ -296,25 +309,15 @@ FIGURES: dict[str, Figure] = {
         "reorder memory on lossless than on IRN; lossless 80 %: p99.9 1.5 MB, max 2.4 MB per switch.",
         quick=_CW_QUICK,
     ),
-    "conweave-fig23": Figure(
+    "conweave-fig23": _cw_hadoop(
         "conweave/alistorage_leafspine.toml",
-        {v: {**o, "workload.cdf": "meta_hadoop2015"} for v, o in _cw_variants().items()},
-        "trace",
         "Meta Hadoop, lossless RDMA: at 80 % load ConWeave's average and p99 slowdowns 40.7 % and "
         "59.4 % below every other scheme's.",
-        x_label="Average load of the fabric",
-        x=_CW_X,
-        quick=_CW_QUICK,
     ),
-    "conweave-fig24": Figure(
+    "conweave-fig24": _cw_hadoop(
         "conweave/alistorage_leafspine_irn.toml",
-        {v: {**o, "workload.cdf": "meta_hadoop2015"} for v, o in _cw_variants().items()},
-        "trace",
         "Meta Hadoop, IRN RDMA: at 80 % load ConWeave's average and p99 slowdowns 28.6 % and 56.3 % "
         "below every other scheme's.",
-        x_label="Average load of the fabric",
-        x=_CW_X,
-        quick=_CW_QUICK,
     ),
     "conweave-fig21": Figure(
         "conweave/alistorage_leafspine.toml",

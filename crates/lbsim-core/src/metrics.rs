@@ -59,6 +59,18 @@ impl Counters {
         }
     }
 
+    /// Packets sent, summed over their kinds (equals `packets_sent` when nothing is miscounted).
+    pub fn sent_by_kind(&self) -> u64 {
+        self.data_sent
+            + self.acks_sent
+            + self.nacks_sent
+            + self.credits_sent
+            + self.rts_sent
+            + self.pfc_pauses
+            + self.pfc_resumes
+            + self.switch_control_sent
+    }
+
     /// Count a packet a switch policy made, by kind (`packets_sent` is counted by the caller).
     pub fn count_sent(&mut self, kind: crate::packet::PacketKind) {
         match kind {

@@ -87,14 +87,7 @@ impl Simulation {
                 c.packets_sent, c.delivered, c.drops_congestion, c.drops_failure
             ));
         }
-        let by_kind = c.data_sent
-            + c.acks_sent
-            + c.nacks_sent
-            + c.credits_sent
-            + c.rts_sent
-            + c.pfc_pauses
-            + c.pfc_resumes
-            + c.switch_control_sent;
+        let by_kind = c.sent_by_kind();
         if by_kind != c.packets_sent {
             bad.push(format!(
                 "packets: {} sent but {by_kind} counted by kind ({} data + {} ACKs + {} NACKs + {} credits + {} RTS + {} PFC pauses + {} PFC resumes + {} switch control)",

@@ -18,17 +18,7 @@ pub fn assert_conservation(out: &RunOutput) {
         c.delivered + c.drops_congestion + c.drops_failure,
         "conservation: {c:?}"
     );
-    assert_eq!(
-        c.packets_sent,
-        c.data_sent
-            + c.acks_sent
-            + c.nacks_sent
-            + c.credits_sent
-            + c.rts_sent
-            + c.pfc_pauses
-            + c.pfc_resumes
-            + c.switch_control_sent
-    );
+    assert_eq!(c.packets_sent, c.sent_by_kind(), "packets counted by kind: {c:?}");
 }
 
 pub fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {

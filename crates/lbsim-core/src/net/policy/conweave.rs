@@ -209,8 +209,7 @@ pub struct ConWeaveStats {
     pub flushed_by_timer: u64,
     pub max_voqs_on_a_port: u64,
     pub max_reorder_bytes: u64,
-    /// T_resume (without θ_resume_extra) minus the TAIL's actual arrival, summed in ps and counted.
-    pub resume_error_ps_sum: i64,
+    /// T_resume estimates compared with their TAIL's arrival (`ConWeave::resume_errors`).
     pub resume_error_count: u64,
     /// TAILs that arrived after the timer had flushed their reorder queue (premature T_resume).
     pub tails_after_timer_flush: u64,
@@ -486,14 +485,13 @@ impl ConWeave {
             }
         }
         let mut flush_now = None;
-        let mut hold = false;
+        let mut hold = None; // the reorder queue that takes this packet
         if !h.rerouted {
             if let Some(v) = e.voq {
                 let voq = self.voqs[v].as_mut().expect("a flow's reorder queue exists");
                 if h.op == Op::Tail {
                     // T_resume's error (App. A, Fig. 21): the estimate without the extra term against now.
                     let err = voq.deadline.ps() as i64 - cfg.resume_extra.ps() as i64 - now.ps() as i64;
-                    self.stats.resume_error_ps_sum += err;
                     self.stats.resume_error_count += 1;
                     self.resume_errors.push(err);
                     self.stats.flushed_by_tail += 1;
@@ -507,7 +505,7 @@ impl ConWeave {
         } else if early {
             let slot = (pkt.dst % cfg.shape.hosts_per_tor) as usize;
             if e.voq.is_some() {
-                hold = true;
+                hold = e.voq;
             } else if self.voqs_per_port[slot] < cfg.reorder_queues {
                 let deadline = (estimate + cfg.resume_extra).max(now);
                 let voq = Voq {
@@ -533,7 +531,7 @@ impl ConWeave {
                 self.stats.voqs_used += 1;
                 self.stats.max_voqs_on_a_port = self.stats.max_voqs_on_a_port.max(self.voqs_per_port[slot] as u64);
                 out.timers.push(deadline);
-                hold = true;
+                hold = Some(v);
             } else {
                 self.stats.unheld_early_packets += 1;
             }
@@ -573,8 +571,7 @@ impl ConWeave {
             }
             _ => {}
         }
-        if hold {
-            let v = self.rx[&pkt.flow].voq.expect("held in its reorder queue");
+        if let Some(v) = hold {
             let voq = self.voqs[v].as_mut().expect("a flow's reorder queue exists");
             voq.held.push(id);
             voq.bytes += pkt.size as u64;
@@ -599,14 +596,6 @@ impl ConWeave {
             e.voq = None;
             e.rerouted = true;
         }
-    }
-
-    /// Reorder queues in use on the busiest downlink, and bytes held (for sampling).
-    pub fn occupancy(&self) -> (u32, u64) {
-        (
-            self.voqs_per_port.iter().copied().max().unwrap_or(0),
-            self.reorder_bytes,
-        )
     }
 }
 
