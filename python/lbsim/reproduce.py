@@ -18,7 +18,7 @@ from typing import Any
 
 from ._tables import frame_table, render
 from .errors import LbsimError
-from .fct import percentile
+from .fct import measured_flows, percentile
 from .results import Result, is_run_dir, load
 from .runner import run
 from .scenario import Scenario
@@ -40,7 +40,8 @@ class Figure:
     #: the largest x), "grouped" (`metric` over ECMP's per workload, variants
     #: named "<workload>/<lb>"), "distributions" (FCT and RTT CDFs per variant), "reorder"
     #: (uplink imbalance and ConWeave's reorder queues and memory, variants "<setting>/<lb>"),
-    #: "resume_error" (the CDF of ConWeave's T_resume errors per variant).
+    #: "resume_error" (the CDF of ConWeave's T_resume errors per variant), "fct" (the measured
+    #: flows' mean, p99 and p99.9 completion times against `x`, variants "<x>/<lb>").
     plot: str
     paper: str
     x_label: str = ""
@@ -53,7 +54,7 @@ class Figure:
     #: For "grouped": the load balancer each workload's values are divided by
     #: (None: plain values).
     baseline: str | None = "ecmp"
-    #: For "grouped" and "lines": a logarithmic y axis.
+    #: For "grouped", "lines" and "trace": a logarithmic y axis.
     y_log: bool = False
     #: Overrides for the quick version (``--quick``): a smaller network or
     #: workload that keeps the comparison, for CI and a first look.
@@ -111,9 +112,13 @@ _PATTERNS: dict[str, Overrides] = {
 _QUICK_PERM: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8, "workload.size": "2MiB"}
 
 
-#: ConWeave §4.1.1, Figs. 12-13: 50 % and 80 % average load of the fabric, the schemes compared.
+#: ConWeave §4.1.1, Figs. 12-13: 50 % and 80 % average load of the fabric, the schemes compared
+#: (§4.1, "Schemes compared": ECMP, CONGA, LetFlow, DRILL(2,1)).
 _CW_LOADS = (0.5, 0.8)
-_CW_LBS = ("ecmp", "conweave")
+_CW_LBS = ("ecmp", "conga", "letflow", "drill", "conweave")
+#: On the 3-tier fat tree (Fig. 17) without CONGA: a leaf-spine design (CONGA SIGCOMM '14 §3), and
+#: lbsim's CONGA, like the ConWeave artifact's, runs on 2 tiers only.
+_CW_LBS_3TIER = tuple(lb for lb in _CW_LBS if lb != "conga")
 _CW_X = {f"{x}/{lb}": x for x, lb in itertools.product(_CW_LOADS, _CW_LBS)}
 
 
@@ -147,6 +152,10 @@ def _cw_resource_variants() -> dict[str, Overrides]:
 #: ConWeave App. B.1, Fig. 22: θ_reply from 5 us to 68 us (IRN, leaf-spine).
 _CW_REPLY_US = (5, 8, 12, 16, 24, 32, 48, 68)
 
+#: ConWeave §4.2, Fig. 19: the testbed's loads and schemes (no CONGA, no DRILL on the testbed).
+_CW_TESTBED_LOADS = (0.4, 0.5, 0.6, 0.7, 0.8)
+_CW_TESTBED_LBS = ("ecmp", "letflow", "conweave")
+
 #: 500 us of arrivals after a 100 us warm-up: a first look in seconds.
 _CW_QUICK: dict[str, Any] = {"workload.duration": "500us", "workload.warmup": "100us"}
 
@@ -160,6 +169,7 @@ def _cw_hadoop(scenario: str, paper: str) -> Figure:
         paper,
         x_label="Average load of the fabric",
         x=_CW_X,
+        y_log=True,
         quick=_CW_QUICK,
     )
 
@@ -278,6 +288,7 @@ FIGURES: dict[str, Figure] = {
         "and 45.8 % below the best other scheme; at 80 %, 17.6 % and 35.8 %.",
         x_label="Average load of the fabric",
         x=_CW_X,
+        y_log=True,
         quick=_CW_QUICK,
     ),
     "conweave-fig13": Figure(
@@ -288,16 +299,18 @@ FIGURES: dict[str, Figure] = {
         "46.2 % below the best other scheme; at 80 %, 42.3 % and 66.8 %.",
         x_label="Average load of the fabric",
         x=_CW_X,
+        y_log=True,
         quick=_CW_QUICK,
     ),
     "conweave-fig17": Figure(
         "conweave/fattree_k8.toml",
-        {f"{f}/{lb}": {**o, "lb.kind": lb} for f, o in _CW_FABRICS.items() for lb in _CW_LBS},
+        {f"{f}/{lb}": {**o, "lb.kind": lb} for f, o in _CW_FABRICS.items() for lb in _CW_LBS_3TIER},
         "grouped",
         "k = 8 fat tree, 60 % load: across lossless and IRN RDMA ConWeave's average and p99 slowdowns "
         "at least 21.4 % and 40.8 % below the others' for short (< 1 BDP) flows.",
         metric="mean_slowdown",
         baseline=None,
+        y_log=True,
         quick=_CW_QUICK,
     ),
     "conweave-figs14-16": Figure(
@@ -338,6 +351,16 @@ FIGURES: dict[str, Figure] = {
         metric="p99_slowdown",
         x_log=True,
         quick=_CW_QUICK,
+    ),
+    "conweave-fig19": Figure(
+        "conweave/testbed_solar.toml",
+        {f"{x}/{lb}": {"lb.kind": lb, "workload.load": x} for x in _CW_TESTBED_LOADS for lb in _CW_TESTBED_LBS},
+        "fct",
+        "Testbed, Solar RPC, lossless RDMA (2 leaves x 4 spines, 25 Gbps): ConWeave's FCTs at least "
+        "11-23 % below ECMP's and LetFlow's at 40-80 % load, its p99.9 39.67-52.96 % below.",
+        x_label="Average load of the fabric",
+        x={f"{x}/{lb}": x for x in _CW_TESTBED_LOADS for lb in _CW_TESTBED_LBS},
+        quick={"workload.duration": "5ms", "workload.warmup": "1ms"},
     ),
     "reps-fig02-synthetic": Figure(
         "reps/fig02_synthetic_1024.toml",
@@ -510,6 +533,41 @@ def row(name: str, r: Result) -> dict[str, Any]:
     return out
 
 
+#: The "fct" figures' statistics of the measured flows' completion times: column, panel label.
+_FCT_STATS = {"measured_mean_fct_us": "Average FCT (µs)", "measured_p99_fct_us": "p99 FCT (µs)",
+              "measured_p999_fct_us": "p99.9 FCT (µs)"}
+
+
+def _fct_stats(r: Result) -> dict[str, float]:
+    """The measured flows' mean, p99 and p99.9 completion times (ConWeave Fig. 19)."""
+    fct = measured_flows(r)["fct_us"].to_numpy(dtype=float)
+    if len(fct) == 0:
+        return dict.fromkeys(_FCT_STATS, float("nan"))
+    p99, p999 = percentile(fct, [99.0, 99.9]).tolist()
+    return dict(zip(_FCT_STATS, (float(fct.mean()), p99, p999)))
+
+
+def _fct_figure(fig: Figure, table: Any, stem: Path) -> None:
+    """One panel per statistic of :data:`_FCT_STATS` against load, a line per load balancer."""
+    import matplotlib.pyplot as plt
+
+    from .plot import style
+
+    lbs = style.sort_labels(sorted({v.split("/")[1] for v in table["variant"]}))
+    with style.context():
+        f, axes = plt.subplots(1, len(_FCT_STATS), figsize=(9.0, 2.6), layout="constrained")
+        for ax, (col, label) in zip(axes, _FCT_STATS.items()):
+            style.apply(ax)
+            for lb in lbs:
+                part = table[table["variant"].str.endswith("/" + lb)]
+                ax.plot([fig.x[v] for v in part["variant"]], part[col], marker="o", color=style.color(lb),
+                        label=style.label(lb))
+            ax.set_xlabel(fig.x_label)
+            ax.set_ylabel(label)
+        axes[0].legend()
+        style.save(f, stem)
+
+
 def _trace_figure(fig: Figure, results: Mapping[str, Result], stem: Path) -> None:
     """Mean and p99 slowdown against load per load balancer, and the
     slowdown per size bucket at the largest load (``stem``-buckets)."""
@@ -530,6 +588,8 @@ def _trace_figure(fig: Figure, results: Mapping[str, Result], stem: Path) -> Non
                         marker="o", color=style.color(lb), label=style.label(lb))
             ax.set_xlabel(fig.x_label)
             ax.set_ylabel(("Average" if stat == "mean_slowdown" else "p99") + " FCT slowdown")
+            if fig.y_log:
+                ax.set_yscale("log")
         axes[0].legend()
         style.save(f, stem)
     top = max(fig.x.values())
@@ -575,13 +635,15 @@ def reproduce(
             continue
         log(f"{name}: {variant}")
         results[variant] = run(s, progress=progress, out=vd)
-    table = pd.DataFrame([row(v, r) for v, r in results.items()])
+    table = pd.DataFrame([row(v, r) | (_fct_stats(r) if fig.plot == "fct" else {}) for v, r in results.items()])
     table.to_csv(d / "summary.csv", index=False)
 
     if fig.plot == "timeseries":
         timeseries_figure(results, d / name)
     elif fig.plot == "trace":
         _trace_figure(fig, results, d / name)
+    elif fig.plot == "fct":
+        _fct_figure(fig, table, d / name)
     elif fig.plot == "reorder":
         reorder_figure(results, d / name)
     elif fig.plot == "resume_error":

@@ -27,31 +27,42 @@ def _cdf(ax: Any, values: np.ndarray, **kw: Any) -> None:
 
 
 def reorder_figure(groups: Mapping[str, Result], stem: str | Path) -> list[Path]:
-    """Three CDF panels over runs named ``"<setting>/<lb>"``: uplink
-    imbalance (every run), reorder queues per port and reorder memory per
-    switch (the runs that sampled them). Saved as ``stem.png`` and ``.pdf``."""
+    """CDFs over runs named ``"<setting>/<lb>"``: on top the uplink imbalance,
+    one panel per setting and a line per load balancer (Fig. 14); below the
+    reorder queues per port and the reorder memory per switch, a line per
+    setting of the runs that sampled them (Figs. 15-16). Saved as
+    ``stem.png`` and ``.pdf``."""
     import matplotlib.pyplot as plt
 
     settings = list(dict.fromkeys(v.split("/")[0] for v in groups))
     dashes = ["-", "--", ":", "-."]
     with style.context():
-        fig, axes = plt.subplots(1, 3, figsize=(10.5, 2.8), layout="constrained")
-        for ax in axes:
+        fig = plt.figure(figsize=(2.7 * max(len(settings), 3), 5.4), layout="constrained")
+        top, bottom = fig.subfigures(2, 1)
+        imbalance = np.atleast_1d(top.subplots(1, len(settings), sharey=True))
+        queues, memory = bottom.subplots(1, 2)
+        for ax in [*imbalance, queues, memory]:
             style.apply(ax)
         for name, r in groups.items():
             setting, lb = name.split("/")
-            kw = {"color": style.color(lb), "linestyle": dashes[settings.index(setting) % len(dashes)],
-                  "label": f"{style.label(lb)} {setting}", "linewidth": 1.2}
-            _cdf(axes[0], uplink_imbalance(r), **kw)
+            ax = imbalance[settings.index(setting)]
+            _cdf(ax, uplink_imbalance(r), color=style.color(lb), label=style.label(lb), linewidth=1.2)
+            ax.set_title(setting, fontsize=8)
             if "switch_lb_series" in r.table_names:
-                _cdf(axes[1], reorder_samples(r, "conweave.reorder_queues"), **kw)
-                _cdf(axes[2], reorder_samples(r, "conweave.reorder_bytes") / 1e6, **kw)
-        axes[0].set_xlabel("Uplink throughput imbalance (max − min) / mean")
-        axes[1].set_xlabel("Reorder queues in use per ToR downlink")
-        axes[2].set_xlabel("Reorder memory per ToR (MB)")
-        for ax in axes:
+                kw = {"color": style.color(lb), "linestyle": dashes[settings.index(setting) % len(dashes)],
+                      "label": f"{style.label(lb)} {setting}", "linewidth": 1.2}
+                _cdf(queues, reorder_samples(r, "conweave.reorder_queues"), **kw)
+                _cdf(memory, reorder_samples(r, "conweave.reorder_bytes") / 1e6, **kw)
+        for ax in imbalance:
+            ax.set_xlabel("Uplink imbalance (max − min) / mean")
+        imbalance[0].set_ylabel("CDF")
+        imbalance[0].legend(fontsize=6)
+        queues.set_xlabel("Reorder queues in use per ToR downlink")
+        memory.set_xlabel("Reorder memory per ToR (MB)")
+        for ax in (queues, memory):
             ax.set_ylabel("CDF")
-        axes[0].legend(fontsize=6)
+        if queues.lines:
+            queues.legend(fontsize=6)
         return style.save(fig, stem)
 
 

@@ -66,7 +66,7 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
 pub const ENTRY: LbEntry = LbEntry {
     name: "drill",
     label: "DRILL",
-    color: "#637939", // moss green
+    color: "#e7298a", // magenta: apart from ConWeave's green in the same figures
     switch_side: true,
     reorders: true,
     presets: &[(

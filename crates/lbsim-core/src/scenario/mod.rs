@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 pub use transport::{warnings, RdmaTransport, Transport, TransportKind};
 pub use units::{Amount, AmountValue, AutoAmount, AutoTime, NeverTime, RateSpec, Time};
-pub use workload::{Arrivals, LoadBasis, Workload, WorkloadKind};
+pub use workload::{Arrivals, LoadBasis, TracePattern, Workload, WorkloadKind};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
 #[derive(Clone, Debug, PartialEq)]

@@ -40,6 +40,18 @@ pub enum Arrivals {
     Deterministic,
 }
 
+/// Who a trace's flows go from and to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TracePattern {
+    /// Every host sends, each flow to a uniformly random other host (ConWeave §4.1, REPS §4.2).
+    Uniform,
+    /// The first half of the hosts are clients, each flow to a uniformly random host of the
+    /// second half (the servers, which send nothing): ConWeave §4.2's testbed, clients under one
+    /// leaf and servers under the other (Fig. 18a).
+    ClientServer,
+}
+
 /// The traffic. Keys that do not apply to `kind` are rejected.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,6 +86,9 @@ pub struct Workload {
     /// Trace: "host" (default) or "fabric".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_basis: Option<LoadBasis>,
+    /// Trace: "uniform" (default) or "client_server".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<TracePattern>,
     /// Flows starting within this time after `start` are left out of the statistics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Time>,
@@ -105,6 +120,7 @@ impl WorkloadKind {
                 "duration",
                 "arrivals",
                 "load_basis",
+                "pattern",
                 "warmup",
                 "cooldown",
             ],
@@ -140,7 +156,7 @@ impl Workload {
     }
 
     /// Every optional key, and whether the scenario gives it.
-    fn given_keys(&self) -> [(&'static str, bool); 15] {
+    fn given_keys(&self) -> [(&'static str, bool); 16] {
         let w = self;
         [
             ("size", w.size.is_some()),
@@ -153,6 +169,7 @@ impl Workload {
             ("duration", w.duration.is_some()),
             ("arrivals", w.arrivals.is_some()),
             ("load_basis", w.load_basis.is_some()),
+            ("pattern", w.pattern.is_some()),
             ("warmup", w.warmup.is_some()),
             ("cooldown", w.cooldown.is_some()),
             ("layout", w.layout.is_some()),

@@ -4,7 +4,7 @@
 use super::cdf::{self, SizeCdf};
 use super::{NetInfo, Traffic};
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{Arrivals, LoadBasis, ScenarioError, Workload};
+use crate::scenario::{Arrivals, LoadBasis, ScenarioError, TracePattern, Workload};
 use crate::time::{Rate, SimTime};
 use crate::transport::FlowSpec;
 use std::path::Path;
@@ -20,12 +20,15 @@ pub struct TraceParams {
     pub start: SimTime,
     pub duration: SimTime,
     pub arrivals: Arrivals,
+    pub pattern: TracePattern,
 }
 
-/// Flows with sizes from `cdf` arriving at every host from `start` for
+/// Flows with sizes from `cdf` arriving at every sending host from `start` for
 /// `duration`, offering `load` × `rate` on average, each to a uniformly random
-/// other host. Each host draws from its own stream (so hosts are independent
-/// and adding one does not move the others' flows). Flows are ordered by start.
+/// other host (`Uniform`) or server (`ClientServer`: hosts below `hosts / 2`
+/// send to the others). Each host draws from its own stream (so hosts are
+/// independent and adding one does not move the others' flows). Flows are
+/// ordered by start.
 pub fn trace(cdf: &SizeCdf, p: &TraceParams, seed: u64) -> Vec<FlowSpec> {
     let TraceParams {
         hosts,
@@ -34,11 +37,16 @@ pub fn trace(cdf: &SizeCdf, p: &TraceParams, seed: u64) -> Vec<FlowSpec> {
         start,
         duration,
         arrivals,
+        pattern,
     } = *p;
+    let (senders, servers) = match pattern {
+        TracePattern::Uniform => (hosts, 0),
+        TracePattern::ClientServer => (hosts / 2, hosts - hosts / 2),
+    };
     let mean_gap_s = cdf.mean() * 8.0 / (load * rate.bps() as f64);
     let end = start + duration;
     let mut flows = Vec::new();
-    for src in 0..hosts {
+    for src in 0..senders {
         let mut rng = Rng::new(seed, StreamTag::Workload, 1 + src as u64);
         let mut t = start.ps() as f64;
         loop {
@@ -59,10 +67,13 @@ pub fn trace(cdf: &SizeCdf, p: &TraceParams, seed: u64) -> Vec<FlowSpec> {
             if at >= end.ps() as f64 {
                 break;
             }
-            let mut dst = rng.below(hosts as u64 - 1) as u32;
-            if dst >= src {
-                dst += 1;
-            }
+            let dst = match pattern {
+                TracePattern::Uniform => {
+                    let d = rng.below(hosts as u64 - 1) as u32;
+                    d + u32::from(d >= src)
+                }
+                TracePattern::ClientServer => senders + rng.below(servers as u64) as u32,
+            };
             flows.push(FlowSpec {
                 src,
                 dst,
@@ -129,6 +140,7 @@ pub(super) fn traffic(
         start,
         duration,
         arrivals,
+        pattern: w.pattern.unwrap_or(TracePattern::Uniform),
     };
     let mut t = Traffic::plain(trace(&cdf, &p, seed));
     t.measure_until = w.cooldown.as_ref().map(|c| start + duration + c.value);
@@ -159,6 +171,7 @@ mod tests {
                     start: SimTime::ZERO,
                     duration: window,
                     arrivals,
+                    pattern: TracePattern::Uniform,
                 };
                 let flows = trace(&cdf, &p, 3);
                 let bytes: u64 = flows.iter().map(|f| f.size).sum();
@@ -178,10 +191,38 @@ mod tests {
             start: SimTime::ZERO,
             duration: SimTime::from_us(100),
             arrivals: Arrivals::Poisson,
+            pattern: TracePattern::Uniform,
         };
         let gen = || trace(&cdf, &p, 1);
         let a = gen();
         assert_eq!(a, gen(), "same seed, same trace");
         assert!(a.windows(2).all(|w| w[0].start <= w[1].start));
+    }
+
+    /// ConWeave's testbed pattern: only the first half sends, every flow to the second half, each
+    /// server about equally often, and the clients still offer the target load.
+    #[test]
+    fn client_server_sends_from_the_first_half_to_the_second() {
+        let (hosts, rate, load, window) = (16, Rate::gbps(25), 0.4, SimTime::from_us(200_000));
+        let p = TraceParams {
+            hosts,
+            rate,
+            load,
+            start: SimTime::ZERO,
+            duration: window,
+            arrivals: Arrivals::Poisson,
+            pattern: TracePattern::ClientServer,
+        };
+        let flows = trace(&SizeCdf::builtin("solar2022").unwrap(), &p, 7);
+        assert!(flows.iter().all(|f| f.src < 8 && (8..16).contains(&f.dst)));
+        let mut per_server = [0u32; 8];
+        flows.iter().for_each(|f| per_server[(f.dst - 8) as usize] += 1);
+        let n = flows.len() as f64;
+        // Each server's count within 5 standard deviations of n / 8.
+        let sd = (n * (1.0 / 8.0) * (7.0 / 8.0)).sqrt();
+        assert!(per_server.iter().all(|&c| (c as f64 - n / 8.0).abs() < 5.0 * sd), "{per_server:?}");
+        let bytes: u64 = flows.iter().map(|f| f.size).sum();
+        let offered = bytes as f64 * 8.0 / (8.0 * rate.bps() as f64 * window.as_us_f64() * 1e-6);
+        assert!((offered / load - 1.0).abs() < 0.03, "offered {offered}");
     }
 }
