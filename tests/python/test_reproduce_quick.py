@@ -92,8 +92,8 @@ def test_resume_keeps_matching_runs_and_reruns_changed_ones(tmp_path: Path) -> N
 def test_conweave_fig12_beats_ecmp_on_lossless_rdma(tmp_path: Path) -> None:
     """ConWeave §4.1.1, Fig. 12: on lossless RDMA ConWeave's average slowdown is
     below ECMP's and its p99 well below at 50 % and 80 % load (500 us of
-    arrivals: the gaps are smaller than the full runs'), and at 50 % no packet
-    reaches a NIC out of order."""
+    arrivals: the gaps are smaller than the full runs'), at 50 % no packet
+    reaches a NIC out of order, and DRILL's per-packet spraying is the worst."""
     d = reproduce("conweave-fig12", out=tmp_path, scenarios=REPO / "scenarios", progress=False,
                   log=lambda _: None, quick=True)
     t = pd.read_csv(d / "summary.csv").set_index("variant")
@@ -104,6 +104,13 @@ def test_conweave_fig12_beats_ecmp_on_lossless_rdma(tmp_path: Path) -> None:
 
     s = json.loads((d / "0.5_conweave" / "summary.json").read_text())
     assert s["reordered_arrivals"] == 0 and s["switch_lb"]["conweave.reroutes"] > 0
+    # §4.1.2: DRILL sprays every packet; Go-Back-N resends what arrives out of order, and DRILL
+    # ends with the worst average slowdown of the five.
+    drill = json.loads((d / "0.5_drill" / "summary.json").read_text())
+    assert drill["reordered_arrivals"] > 0 and drill["retransmissions"] > 0
+    for load in ("0.5", "0.8"):
+        others = [t.loc[f"{load}/{lb}", "mean_slowdown"] for lb in ("ecmp", "conga", "letflow", "conweave")]
+        assert t.loc[f"{load}/drill", "mean_slowdown"] > max(others), load
 
 
 def test_conweave_fig19_testbed_setting(tmp_path: Path) -> None:

@@ -148,3 +148,32 @@ fn go_back_n_under_spraying_warns() {
     assert_eq!(out.summary.warnings, ops);
     assert!(out.counters.retransmissions > 0, "sprayed packets overtake each other");
 }
+
+/// `metrics.fct = "last_ack"` (the RDMA presets, as the ConWeave artifact measures): a lone
+/// 10-packet flow across two links ends when the last packet's 60 B ACK is back at the sender,
+/// and its ideal ends there too: one packet's store-and-forward per link plus nine more
+/// serialisations, then the ACK's two hops. Alone on the path, its slowdown is exactly 1.
+#[test]
+fn last_ack_fct_includes_the_acks_way_back() {
+    let flow = [(0, 1, 10 * 1000)];
+    let (out, _) = rdma("rdma_lossless", &flow, "", "lastack");
+    let f = &out.flows[0];
+    let (tau_us, ack_us) = (1048.0 * 8.0 / 100e3, 60.0 * 8.0 / 100e3);
+    let data_us = 2.0 * (tau_us + 0.2) + 9.0 * tau_us;
+    let expect = data_us + 2.0 * (ack_us + 0.2);
+    assert!(
+        (f.ideal_fct_us - expect).abs() < 1e-6,
+        "ideal {} vs {expect}",
+        f.ideal_fct_us
+    );
+    assert!((f.fct_us - expect).abs() < 1e-6, "fct {} vs {expect}", f.fct_us);
+    assert!(
+        (f.receiver_finish_us - data_us).abs() < 1e-6,
+        "last byte at {}",
+        f.receiver_finish_us
+    );
+    assert_eq!(f.slowdown, 1.0);
+    // The same flow measured at its last byte (REPS): FCT and ideal both end there.
+    let (out, _) = rdma("rdma_lossless", &flow, "[metrics]\nfct = \"last_byte\"\n", "lastbyte");
+    assert!((out.flows[0].fct_us - data_us).abs() < 1e-6 && (out.flows[0].ideal_fct_us - data_us).abs() < 1e-6);
+}

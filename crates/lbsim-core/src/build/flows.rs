@@ -12,7 +12,7 @@ use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
 use crate::net::{Network, PolicySite};
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{CcKind, LbKind, Scenario, ScenarioError, TransportKind};
+use crate::scenario::{CcKind, FctEnd, LbKind, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
 use crate::transport::{packetize, Flow, FlowSpec, RdmaTimer, Recovery};
 use crate::workload::Traffic;
@@ -190,9 +190,15 @@ pub fn create(
     traffic: &Traffic,
 ) -> Result<(Vec<Flow>, WorkloadMeta), ScenarioError> {
     let (mtu, header, control) = (d.sizes.mtu as u32, d.sizes.header as u32, d.sizes.control);
+    let fct_end = s.metrics.fct;
     let ideal = |spec: &FlowSpec| {
         let (npkts, full, last) = packetize(spec.size, mtu, header);
-        net.ideal_fct(spec.src, spec.dst, npkts, full, last)
+        let data = net.ideal_fct(spec.src, spec.dst, npkts, full, last);
+        match fct_end {
+            FctEnd::LastByte => data,
+            // The last packet's ACK on its way back (ConWeave's ideal includes the base RTT).
+            FctEnd::LastAck => data + net.one_way(spec.dst, spec.src, control),
+        }
     };
     let initial_cwnd = parts.initial_cwnd;
     let kinds = lb_kinds(s, traffic.flows.len())?;
@@ -238,7 +244,7 @@ pub fn create(
         }
     }
     carriers.finish(flows.len() as u32);
-    let meta = wire_dependencies(&mut flows, &carriers, traffic, message_ideal);
+    let meta = wire_dependencies(&mut flows, &carriers, traffic, message_ideal, fct_end);
     Ok((flows, meta))
 }
 
@@ -249,6 +255,7 @@ fn wire_dependencies(
     carriers: &Carriers,
     traffic: &Traffic,
     message_ideal: Vec<SimTime>,
+    fct_end: FctEnd,
 ) -> WorkloadMeta {
     let (waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
     for (f, w) in flows.iter_mut().zip(waiting_on) {
@@ -260,5 +267,6 @@ fn wire_dependencies(
         measure_from: traffic.measure_from,
         measure_until: traffic.measure_until,
         collective: traffic.collective,
+        fct_end,
     }
 }

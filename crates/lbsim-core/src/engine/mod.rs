@@ -29,6 +29,7 @@ use crate::net::queue::PfcSignal;
 use crate::net::{Network, PolicyOut};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
+use crate::scenario::FctEnd;
 use crate::time::SimTime;
 use crate::transport::{Flow, TransportParams};
 
@@ -60,6 +61,8 @@ pub struct WorkloadMeta {
     pub measure_until: Option<SimTime>,
     /// The collective the flows form, if any.
     pub collective: Option<&'static str>,
+    /// The event that ends a flow's completion time (`metrics.fct`).
+    pub fct_end: FctEnd,
 }
 
 /// What a progress callback sees.

@@ -6,9 +6,10 @@ use super::{Simulation, StopReason};
 use crate::failure::Fault;
 use crate::lb::LoadBalancer;
 use crate::metrics::{fct_stats, message_table, slowdown_stats, step_table, Drops, FlowRecord, MessageRecord, Summary};
+use crate::scenario::FctEnd;
 use crate::table::{Column, Table};
 use crate::time::SimTime;
-use crate::transport::Receive;
+use crate::transport::{Flow, Receive};
 
 impl Simulation {
     pub fn flow_records(&self) -> Vec<FlowRecord> {
@@ -19,11 +20,12 @@ impl Simulation {
             .map(|(i, f)| {
                 let frozen = f.lb.frozen_ps(self.now, &f.lb_stats);
                 let rx_finish = f.rx.finish();
+                let finish = self.finish(f);
                 let started = f.tx.active;
-                let fct = rx_finish.map(|t| t - f.started_at);
+                let fct = finish.map(|t| t - f.started_at);
                 let measured = started
                     && f.started_at >= self.meta.measure_from
-                    && rx_finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
+                    && finish.is_some_and(|t| self.meta.measure_until.is_none_or(|u| t <= u));
                 FlowRecord {
                     id: i as u32,
                     message: f.message,
@@ -40,7 +42,7 @@ impl Simulation {
                     // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).
                     slowdown: fct.map_or(f64::NAN, |t| (t.ps() as f64 / f.ideal.ps() as f64).max(1.0)),
                     measured,
-                    finished: rx_finish.is_some(),
+                    finished: finish.is_some(),
                     retransmissions: f.tx.retransmissions,
                     timeouts: f.tx.timeouts,
                     nacks: f.tx.nacks,
@@ -54,6 +56,17 @@ impl Simulation {
             .collect()
     }
 
+    /// When flow `f` completed, by `metrics.fct`: its last byte's arrival,
+    /// or the sender's receipt of that byte's ACK (only once the data is all
+    /// there: a sender done early by a cut-short run does not count).
+    fn finish(&self, f: &Flow) -> Option<SimTime> {
+        let rx = f.rx.finish()?;
+        match self.meta.fct_end {
+            FctEnd::LastByte => Some(rx),
+            FctEnd::LastAck => f.tx.finish.map(|t| t.max(rx)),
+        }
+    }
+
     /// One record per message: a message finishes when the last of its
     /// flows' data arrives, and its slowdown is against the whole message's
     /// ideal (REPS Fig. 2 normalises the message's completion).
@@ -65,9 +78,13 @@ impl Simulation {
                 let ideal = self.meta.message_ideal[first.message as usize];
                 let started = carriers.iter().all(|f| f.tx.active);
                 let start = carriers.iter().map(|f| f.started_at).min().unwrap_or(first.started_at);
-                let finish = carriers
-                    .iter()
-                    .try_fold(SimTime::ZERO, |last, f| f.rx.finish().map(|t| last.max(t)));
+                let last_of = |end: &dyn Fn(&Flow) -> Option<SimTime>| {
+                    carriers
+                        .iter()
+                        .try_fold(SimTime::ZERO, |last, f| end(f).map(|t| last.max(t)))
+                };
+                let rx_finish = last_of(&|f| f.rx.finish());
+                let finish = last_of(&|f| self.finish(f));
                 let fct = finish.map(|t| t - start);
                 MessageRecord {
                     message: first.message,
@@ -78,7 +95,7 @@ impl Simulation {
                     step: first.step,
                     subflows: carriers.len() as u32,
                     start_us: if started { start.as_us_f64() } else { f64::NAN },
-                    receiver_finish_us: finish.map_or(f64::NAN, |t| t.as_us_f64()),
+                    receiver_finish_us: rx_finish.map_or(f64::NAN, |t| t.as_us_f64()),
                     fct_us: fct.map_or(f64::NAN, |t| t.as_us_f64()),
                     ideal_fct_us: ideal.as_us_f64(),
                     // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).

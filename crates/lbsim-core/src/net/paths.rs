@@ -23,20 +23,22 @@ impl Network {
         }
     }
 
+    /// Time a `bytes` packet takes from `src` to `dst` on an idle network
+    /// (store and forward at every hop).
+    pub fn one_way(&self, src: u32, dst: u32, bytes: u64) -> SimTime {
+        self.path(src, dst, 0)
+            .iter()
+            .map(|&p| {
+                let port = &self.ports[p as usize];
+                port.rate.serialization(bytes) + port.latency
+            })
+            .fold(SimTime::ZERO, |x, y| x + y)
+    }
+
     /// Round-trip time on an idle network: a `data_bytes` packet along the
-    /// forward path and an `ack_bytes` packet back (store and forward at
-    /// every hop).
+    /// forward path and an `ack_bytes` packet back.
     pub fn base_rtt(&self, src: u32, dst: u32, data_bytes: u64, ack_bytes: u64) -> SimTime {
-        let one_way = |a, b, bytes| {
-            self.path(a, b, 0)
-                .iter()
-                .map(|&p| {
-                    let port = &self.ports[p as usize];
-                    port.rate.serialization(bytes) + port.latency
-                })
-                .fold(SimTime::ZERO, |x, y| x + y)
-        };
-        one_way(src, dst, data_bytes) + one_way(dst, src, ack_bytes)
+        self.one_way(src, dst, data_bytes) + self.one_way(dst, src, ack_bytes)
     }
 
     /// Completion time of a message of `npkts` packets (all `full` bytes on

@@ -82,12 +82,33 @@ pub struct Scenario {
     pub workload: Workload,
     pub routing: Routing,
     pub observe: Observe,
+    pub metrics: Metrics,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<Failure>,
     /// Static asymmetry: links that run at another rate from the start (the
     /// same target keys as a failure, plus `rate`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_overrides: Vec<Failure>,
+}
+
+/// `[metrics]`: how a run measures what it reports.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metrics {
+    /// When a flow has completed; its ideal FCT ends at the same event.
+    pub fct: FctEnd,
+}
+
+/// The event that ends a flow's completion time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FctEnd {
+    /// The last payload byte reaches the receiver (REPS and its artifact's htsim).
+    #[default]
+    LastByte,
+    /// The sender holds the ACK of the last byte (the ConWeave artifact's ns-3: its FCT and its
+    /// "standalone" ideal both include the round trip).
+    LastAck,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -220,7 +220,10 @@ mod tests {
         let n = flows.len() as f64;
         // Each server's count within 5 standard deviations of n / 8.
         let sd = (n * (1.0 / 8.0) * (7.0 / 8.0)).sqrt();
-        assert!(per_server.iter().all(|&c| (c as f64 - n / 8.0).abs() < 5.0 * sd), "{per_server:?}");
+        assert!(
+            per_server.iter().all(|&c| (c as f64 - n / 8.0).abs() < 5.0 * sd),
+            "{per_server:?}"
+        );
         let bytes: u64 = flows.iter().map(|f| f.size).sum();
         let offered = bytes as f64 * 8.0 / (8.0 * rate.bps() as f64 * window.as_us_f64() * 1e-6);
         assert!((offered / load - 1.0).abs() < 0.03, "offered {offered}");
