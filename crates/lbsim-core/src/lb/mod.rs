@@ -24,6 +24,7 @@ pub mod ops;
 pub mod plb;
 pub mod reps;
 pub mod subflows;
+pub mod wcmp;
 
 use crate::net::{PolicySite, SwitchPolicy};
 use crate::rng::Rng;
@@ -231,6 +232,7 @@ load_balancers! {
     Letflow(ecmp::Ecmp): letflow,
     Drill(ecmp::Ecmp): drill,
     ConWeave(ecmp::Ecmp): conweave,
+    Wcmp(ecmp::Ecmp): wcmp,
     #[cfg(test)]
     RoundRobin(tests::RoundRobinHost): tests,
 }

@@ -19,6 +19,7 @@ pub mod flowlets;
 pub mod letflow;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod wcmp;
 
 use super::{Network, Port, PortId, Switch};
 use crate::packet::{Packet, PacketId};
