@@ -207,5 +207,5 @@ def test_plot_style_comes_from_the_engine_registry() -> None:
         assert style.label(b["name"]) == b["label"]
         assert style.color(b["name"]) == b["color"]
         assert b["side"] in ("host", "switch")
-    assert {b["name"] for b in registry if b["side"] == "switch"} == {"adaptive", "conga", "letflow", "drill", "conweave"}
+    assert {b["name"] for b in registry if b["side"] == "switch"} == {"adaptive", "conga", "letflow", "drill", "conweave", "wcmp"}
     assert len({b["color"] for b in registry}) == len(registry), "every balancer has its own colour"
