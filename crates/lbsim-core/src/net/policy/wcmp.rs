@@ -16,8 +16,11 @@ use crate::net::PortId;
 use crate::packet::{Packet, PacketId};
 
 pub struct Wcmp {
-    /// The switch's uplinks with their weights, in the switch's uplink order.
-    weights: Vec<(PortId, u64)>,
+    /// The switch's uplinks, and their weights in the same order.
+    up: Vec<PortId>,
+    weights: Vec<u64>,
+    /// The weights' sum: the total of every packet's group while no uplink is down.
+    total: u64,
 }
 
 impl Wcmp {
@@ -25,23 +28,36 @@ impl Wcmp {
     pub fn new(up: &[PortId], weights: Vec<u64>) -> Self {
         debug_assert_eq!(up.len(), weights.len());
         Wcmp {
-            weights: up.iter().copied().zip(weights).collect(),
+            up: up.to_vec(),
+            total: weights.iter().sum(),
+            weights,
         }
     }
 
-    fn weight(&self, port: PortId) -> u64 {
-        self.weights.iter().find(|(p, _)| *p == port).map_or(0, |(_, w)| *w)
+    /// The group's members with their weights. A routing group lists some of
+    /// the switch's uplinks in their order (`routing::converge` filters `up`),
+    /// so one walk along `up` finds them all.
+    fn members<'a>(&'a self, group: &'a [PortId]) -> impl Iterator<Item = (PortId, u64)> + 'a {
+        let mut i = 0;
+        group.iter().map(move |&p| {
+            while self.up[i] != p {
+                i += 1;
+            }
+            (p, self.weights[i])
+        })
     }
 
     /// The group's member whose share of [0, total) holds the flow's hash point.
     fn pick(&self, group: &[PortId], h: u64) -> Option<PortId> {
-        let total: u64 = group.iter().map(|&p| self.weight(p)).sum();
+        let total = match group.len() == self.up.len() {
+            true => self.total,
+            false => self.members(group).map(|(_, w)| w).sum(),
+        };
         if total == 0 {
             return None;
         }
         let mut point = hash_to_index(h, total as usize) as u64;
-        for &p in group {
-            let w = self.weight(p);
+        for (p, w) in self.members(group) {
             if point < w {
                 return Some(p);
             }
