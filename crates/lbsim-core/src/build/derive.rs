@@ -275,7 +275,7 @@ pub fn install_queues(net: &mut Network, s: &Scenario, d: &Derived) -> Result<()
                 Queue::TwoClass(TwoClassQueue::new(nic, rng))
             }
             (Node::Switch(_), false) => Queue::TwoClass(TwoClassQueue::new(d.queue, rng)),
-            (Node::Switch(_), true) => Queue::Shared(SharedQueue::new(port.local as usize, rng)),
+            (Node::Switch(_), true) => Queue::Shared(Box::new(SharedQueue::new(port.local as usize, rng))),
         };
     }
     Ok(())

@@ -48,35 +48,11 @@ pub struct PfcPort {
     pub pauses_received: u64,
 }
 
+/// Fields are laid out by hand (`repr(C)`): what every packet touches
+/// first, its queue's state right after, what failures, PFC and reports
+/// read last, so a packet's visit costs as few cache lines as we can.
+#[repr(C)]
 pub struct Port {
-    pub name: String,
-    pub from: Node,
-    pub to: Node,
-    /// The same cable's other direction.
-    pub reverse: PortId,
-    /// This port's index among its node's ports (a shared buffer's accounting index).
-    pub local: u16,
-    /// How a packet arriving over this link looks to the node it reaches.
-    pub arrival: Ingress,
-    /// Priority classes the node at the far end has paused (PFC; bit c: class c).
-    pub paused: u8,
-    /// PFC state and counters; None until the port sends or receives a frame.
-    pub pfc: Option<Box<PfcPort>>,
-    pub rate: Rate,
-    /// Propagation latency, plus the traversal latency of the switch it leads into.
-    pub latency: SimTime,
-    /// False while a failure holds the link down: what is sent onto it vanishes.
-    pub up: bool,
-    /// Failures holding the link down now, and as routing believes (it lags by the convergence delay).
-    pub(crate) down_count: u32,
-    pub(crate) routed_down: u32,
-    /// The rate without any `degrade` failure (after static overrides).
-    pub base_rate: Rate,
-    /// Loss on a link that is up (random or every nth packet).
-    pub(crate) fault: PortFault,
-    /// Draws for random loss, apart from the queue's ECN draws so turning loss on does not reshuffle marking.
-    pub(crate) fault_rng: Rng,
-    pub queue: Queue,
     /// The link is serializing until this time.
     pub(crate) busy_until: SimTime,
     /// Time of the one valid TxDone event, if scheduled (only when something
@@ -85,11 +61,39 @@ pub struct Port {
     pub(crate) tx_event_at: Option<SimTime>,
     /// Serialization time per byte when the rate divides 8e12 exactly (fast path).
     ps_per_byte: Option<u64>,
+    /// Propagation latency, plus the traversal latency of the switch it leads into.
+    pub latency: SimTime,
+    pub from: Node,
+    pub to: Node,
+    /// False while a failure holds the link down: what is sent onto it vanishes.
+    pub up: bool,
+    /// Priority classes the node at the far end has paused (PFC; bit c: class c).
+    pub paused: u8,
+    /// Loss on a link that is up (random or every nth packet).
+    pub(crate) fault: PortFault,
     /// Packets on the wire with their arrival time at the far end.
     pub(crate) wire: VecDeque<(SimTime, PacketId)>,
     /// Bytes and packets this port has put on the wire.
     pub tx_bytes: u64,
     pub tx_packets: u64,
+    pub queue: Queue,
+    pub rate: Rate,
+    pub name: String,
+    /// The same cable's other direction.
+    pub reverse: PortId,
+    /// This port's index among its node's ports (a shared buffer's accounting index).
+    pub local: u16,
+    /// How a packet arriving over this link looks to the node it reaches.
+    pub arrival: Ingress,
+    /// PFC state and counters; None until the port sends or receives a frame.
+    pub pfc: Option<Box<PfcPort>>,
+    /// Failures holding the link down now, and as routing believes (it lags by the convergence delay).
+    pub(crate) down_count: u32,
+    pub(crate) routed_down: u32,
+    /// The rate without any `degrade` failure (after static overrides).
+    pub base_rate: Rate,
+    /// Draws for random loss, apart from the queue's ECN draws so turning loss on does not reshuffle marking.
+    pub(crate) fault_rng: Rng,
 }
 
 impl Port {

@@ -109,7 +109,7 @@ pub enum Queue {
     /// class with RED-style ECN marking (the REPS/htsim switch).
     TwoClass(TwoClassQueue),
     /// Eight classes in a shared buffer with dynamic thresholds and PFC (the RDMA switch).
-    Shared(SharedQueue),
+    Shared(Box<SharedQueue>),
     #[cfg(test)]
     HeadDrop(tests::HeadDrop),
 }
