@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ._tables import frame_table, render
 from .errors import LbsimError
 from .fct import measured_flows, percentile
@@ -41,7 +43,8 @@ class Figure:
     #: named "<workload>/<lb>"), "distributions" (FCT and RTT CDFs per variant), "reorder"
     #: (uplink imbalance and ConWeave's reorder queues and memory, variants "<setting>/<lb>"),
     #: "resume_error" (the CDF of ConWeave's T_resume errors per variant), "fct" (the measured
-    #: flows' mean, p99 and p99.9 completion times against `x`, variants "<x>/<lb>").
+    #: flows' mean, p99 and p99.9 completion times against `x`, variants "<x>/<lb>"), "balance"
+    #: (FaCa Figs. 6-7: uplink and RNIC throughput spread, mean over seeds, variants "<seed>/<lb>").
     plot: str
     paper: str
     x_label: str = ""
@@ -214,6 +217,10 @@ _COLLECTIVES: dict[str, Overrides] = {
 _ARCANE_LBS = ("ecmp", "ops", "arcane", "reps")
 #: A 128-host 3-tier tree (radix 8) and 1 MiB messages.
 _ARCANE_QUICK: dict[str, Any] = {"topology.hosts": 128, "topology.radix": 8, "workload.size": "1MiB"}
+#: FaCa Figs. 6-7: seeds (each an ECMP hash draw) and the balancers compared.
+_FACA_SEEDS = tuple(range(1, 11))
+_FACA_CLOS_LBS = ("ecmp", "wcmp", "plb")
+
 
 FIGURES: dict[str, Figure] = {
     "reps-fig01": Figure(
@@ -361,6 +368,15 @@ FIGURES: dict[str, Figure] = {
         x_label="Average load of the fabric",
         x={f"{x}/{lb}": x for x in _CW_TESTBED_LOADS for lb in _CW_TESTBED_LBS},
         quick={"workload.duration": "5ms", "workload.warmup": "1ms"},
+    ),
+    "faca-figs6-7": Figure(
+        "faca/production_clos.toml",
+        {f"{seed}/{lb}": {"lb.kind": lb, "seed": seed} for seed in _FACA_SEEDS for lb in _FACA_CLOS_LBS},
+        "balance",
+        "Production Clos, 10 RNICs x 2 elephant flows under one S0: standard deviation of the S0 ports' "
+        "throughput ECMP 148.06 vs FaCa 2.96 (Fig. 6); RNIC throughput gap 38 vs 6 Gbps, standard deviation "
+        "13.61 vs 1.78, average 22.5 % higher with FaCa (Fig. 7).",
+        quick={"stop_at": "1500us"},
     ),
     "reps-fig02-synthetic": Figure(
         "reps/fig02_synthetic_1024.toml",
@@ -547,6 +563,40 @@ def _fct_stats(r: Result) -> dict[str, float]:
     return dict(zip(_FCT_STATS, (float(fct.mean()), p99, p999)))
 
 
+def _balance_stats(r: Result) -> dict[str, float]:
+    """FaCa Figs. 6-7 for one run (:func:`lbsim.faca.balance`), after 1 ms of settling."""
+    from .faca import balance
+
+    return balance(r, start_us=min(1000.0, float(r.ports["time_us"].max()) / 2))
+
+
+#: The "balance" figure's panels: column, label.
+_BALANCE_STATS = {"s0_std_gbps": "Std of S0 uplinks (Gb/s)", "rnic_gap_gbps": "RNIC gap (Gb/s)",
+                  "rnic_std_gbps": "Std of RNICs (Gb/s)", "rnic_mean_gbps": "Mean RNIC (Gb/s)"}
+
+
+def _balance_figure(table: Any, stem: Path) -> None:
+    """One panel per statistic of :data:`_BALANCE_STATS`: a bar per load balancer,
+    the mean over seeds, and every seed's value as a dot."""
+    import matplotlib.pyplot as plt
+
+    from .plot import style
+
+    lb_of = table["variant"].str.split("/").str[1]
+    lbs = style.sort_labels(sorted(set(lb_of)))
+    with style.context():
+        f, axes = plt.subplots(1, len(_BALANCE_STATS), figsize=(9.0, 2.4), layout="constrained")
+        for ax, (col, label) in zip(axes, _BALANCE_STATS.items()):
+            style.apply(ax)
+            for i, lb in enumerate(lbs):
+                v = table.loc[lb_of == lb, col].to_numpy(dtype=float)
+                ax.bar(i, v.mean(), color=style.color(lb), width=0.7)
+                ax.plot(np.full(len(v), i), v, "o", color="black", markersize=2, alpha=0.6)
+            ax.set_xticks(range(len(lbs)), [style.label(lb) for lb in lbs], fontsize=7)
+            ax.set_ylabel(label)
+        style.save(f, stem)
+
+
 def _fct_figure(fig: Figure, table: Any, stem: Path) -> None:
     """One panel per statistic of :data:`_FCT_STATS` against load, a line per load balancer."""
     import matplotlib.pyplot as plt
@@ -635,7 +685,8 @@ def reproduce(
             continue
         log(f"{name}: {variant}")
         results[variant] = run(s, progress=progress, out=vd)
-    table = pd.DataFrame([row(v, r) | (_fct_stats(r) if fig.plot == "fct" else {}) for v, r in results.items()])
+    extra = {"fct": _fct_stats, "balance": _balance_stats}.get(fig.plot)
+    table = pd.DataFrame([row(v, r) | (extra(r) if extra else {}) for v, r in results.items()])
     table.to_csv(d / "summary.csv", index=False)
 
     if fig.plot == "timeseries":
@@ -644,6 +695,8 @@ def reproduce(
         _trace_figure(fig, results, d / name)
     elif fig.plot == "fct":
         _fct_figure(fig, table, d / name)
+    elif fig.plot == "balance":
+        _balance_figure(table, d / name)
     elif fig.plot == "reorder":
         reorder_figure(results, d / name)
     elif fig.plot == "resume_error":

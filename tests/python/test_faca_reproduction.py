@@ -1,0 +1,40 @@
+"""FaCa Figs. 6-7's measurements (lbsim.faca) on the production Clos scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import lbsim
+from lbsim.faca import balance, port_throughput
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "faca" / "production_clos.toml"
+
+
+@pytest.fixture(scope="module")
+def ecmp_run() -> lbsim.Result:
+    return lbsim.run(lbsim.Scenario.load(SCENARIO).set("stop_at", "1500us"), progress=False)
+
+
+def test_what_the_rnics_send_leaves_by_the_uplinks(ecmp_run: lbsim.Result) -> None:
+    # Every sender's partner is under another access switch, and no flow ends under t0_0: in a
+    # steady window the ten NICs' throughput is exactly what t0_0's uplinks carry, and no NIC
+    # or uplink exceeds its 100 Gb/s (a bucket counts a packet when it starts on the wire: one
+    # packet of 1 KiB more in a 50 us bucket is 0.17 Gb/s).
+    nics = port_throughput(ecmp_run, r"^h\d+->t0_0$", 500.0, 1500.0)
+    ups = port_throughput(ecmp_run, r"^t0_0->t1_\d+$", 500.0, 1500.0)
+    assert len(nics) == 10 and len(ups) == 16
+    assert nics.sum() == pytest.approx(ups.sum(), rel=0.01)
+    assert nics.max() <= 100.2 and ups.max() <= 100.2
+    b = balance(ecmp_run, start_us=500.0)
+    assert b["rnic_mean_gbps"] == pytest.approx(nics.mean())
+    assert b["rnic_gap_gbps"] == pytest.approx(nics.max() - nics.min())
+    assert b["s0_max_gbps"] == pytest.approx(ups.max()) and b["s0_min_gbps"] == pytest.approx(ups.min())
+    # 20 flows on 16 uplinks: ECMP cannot leave them all even.
+    assert b["s0_std_gbps"] > 1.0
+
+
+def test_balance_needs_the_ports_sampled(ecmp_run: lbsim.Result) -> None:
+    with pytest.raises(lbsim.LbsimError, match="observe.ports"):
+        balance(ecmp_run, switch="t0_3", start_us=500.0)
