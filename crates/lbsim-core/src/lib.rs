@@ -12,6 +12,7 @@ pub mod cc;
 pub mod engine;
 pub mod event;
 pub mod failure;
+pub mod flowlevel;
 pub mod lb;
 pub mod messages;
 pub mod metrics;
