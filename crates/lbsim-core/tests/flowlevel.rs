@@ -109,7 +109,10 @@ fn paths_are_the_packet_engines() {
                 let back = net.path_routed(f.dst, f.src, ev_of(&s, f.id), route_of(&s)).unwrap();
                 expect.extend(back);
                 for &p in &f.path {
-                    assert!(bytes[p as usize] >= 64 << 10, "{lb} seed {seed}: port {p} sent too little");
+                    assert!(
+                        bytes[p as usize] >= 64 << 10,
+                        "{lb} seed {seed}: port {p} sent too little"
+                    );
                 }
             }
             assert_eq!(used, expect, "{lb} seed {seed}: ports used differ");
@@ -200,6 +203,11 @@ fn packet_level_steady_state_agrees() {
             f.rate_bps / 1e9,
             (packet / f.rate_bps - 1.0) * 100.0
         );
-        assert!(err < 0.05, "flow {}: packet {packet:.3e} vs max-min {:.3e}", f.id, f.rate_bps);
+        assert!(
+            err < 0.05,
+            "flow {}: packet {packet:.3e} vs max-min {:.3e}",
+            f.id,
+            f.rate_bps
+        );
     }
 }

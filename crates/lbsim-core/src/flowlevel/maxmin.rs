@@ -188,7 +188,10 @@ mod tests {
         for (f, p) in paths.iter().enumerate() {
             let b = a.bottleneck[f].unwrap() as usize;
             assert!(p.contains(&(b as u32)));
-            assert!((load[b] - capacity[b]).abs() <= 1e-9 * capacity[b], "bottleneck {b} not full");
+            assert!(
+                (load[b] - capacity[b]).abs() <= 1e-9 * capacity[b],
+                "bottleneck {b} not full"
+            );
             let most = paths
                 .iter()
                 .zip(&a.rates)

@@ -66,8 +66,12 @@ pub struct FlowLevelOutput {
 /// The scenario's balancers must have a flow-level path choice, and its
 /// network must not change over time.
 fn check(s: &Scenario) -> Result<(), ScenarioError> {
-    let keys = std::iter::once(("lb.kind".to_string(), s.lb.kind))
-        .chain(s.lb.mix.iter().enumerate().map(|(i, m)| (format!("lb.mix[{i}].kind"), m.kind)));
+    let keys = std::iter::once(("lb.kind".to_string(), s.lb.kind)).chain(
+        s.lb.mix
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (format!("lb.mix[{i}].kind"), m.kind)),
+    );
     for (key, kind) in keys {
         if paths::chooser(kind).is_none() {
             return Err(ScenarioError::new(

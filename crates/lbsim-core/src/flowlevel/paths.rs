@@ -40,7 +40,10 @@ impl PathChooser for Hashed {
         ctx.net.path_routed(src, dst, ev, flow.route).ok_or_else(|| {
             ScenarioError::new(
                 "lb.kind",
-                format!("the {} policy gives flow {src}->{dst} no single path", flow.lb_kind.name()),
+                format!(
+                    "the {} policy gives flow {src}->{dst} no single path",
+                    flow.lb_kind.name()
+                ),
             )
         })
     }
@@ -72,7 +75,12 @@ pub fn candidates(net: &Network, src: u32, dst: u32) -> Vec<Vec<PortId>> {
         match net.down_port(sw, dst_tor, dst) {
             Some(p) => stack.push([path.as_slice(), &[p]].concat()),
             // Reversed so that the stack pops the first uplink first.
-            None => stack.extend(sw.group(dst_tor).iter().rev().map(|&p| [path.as_slice(), &[p]].concat())),
+            None => stack.extend(
+                sw.group(dst_tor)
+                    .iter()
+                    .rev()
+                    .map(|&p| [path.as_slice(), &[p]].concat()),
+            ),
         }
     }
     out

@@ -53,9 +53,7 @@ fn is_fabric(net: &Network, p: PortId) -> bool {
 fn shared_bottlenecks(net: &Network, ports: &[PortLoad]) -> Vec<bool> {
     ports
         .iter()
-        .map(|p| {
-            is_fabric(net, p.id) && p.flows >= 2 && p.throughput_bps >= p.capacity_bps * (1.0 - TOLERANCE)
-        })
+        .map(|p| is_fabric(net, p.id) && p.flows >= 2 && p.throughput_bps >= p.capacity_bps * (1.0 - TOLERANCE))
         .collect()
 }
 
@@ -207,7 +205,10 @@ pub fn flow_table(flows: &[FlowRate], ports: &[PortLoad]) -> Table {
                     .collect(),
             ),
         )
-        .with("bottleneck", Column::Str(flows.iter().map(|f| name(f.bottleneck)).collect()))
+        .with(
+            "bottleneck",
+            Column::Str(flows.iter().map(|f| name(f.bottleneck)).collect()),
+        )
         .with("congested", Column::Bool(flows.iter().map(|f| f.congested).collect()))
 }
 
@@ -217,14 +218,26 @@ pub fn port_table(ports: &[PortLoad]) -> Table {
         .with("port", Column::U32(ports.iter().map(|p| p.id).collect()))
         .with("name", Column::Str(ports.iter().map(|p| p.name.clone()).collect()))
         .with("class", Column::Str(ports.iter().map(|p| p.class.clone()).collect()))
-        .with("capacity_bps", Column::F64(ports.iter().map(|p| p.capacity_bps).collect()))
-        .with("throughput_bps", Column::F64(ports.iter().map(|p| p.throughput_bps).collect()))
+        .with(
+            "capacity_bps",
+            Column::F64(ports.iter().map(|p| p.capacity_bps).collect()),
+        )
+        .with(
+            "throughput_bps",
+            Column::F64(ports.iter().map(|p| p.throughput_bps).collect()),
+        )
         .with(
             "utilization",
             Column::F64(
                 ports
                     .iter()
-                    .map(|p| if p.capacity_bps > 0.0 { p.throughput_bps / p.capacity_bps } else { f64::NAN })
+                    .map(|p| {
+                        if p.capacity_bps > 0.0 {
+                            p.throughput_bps / p.capacity_bps
+                        } else {
+                            f64::NAN
+                        }
+                    })
                     .collect(),
             ),
         )
