@@ -211,3 +211,32 @@ fn packet_level_steady_state_agrees() {
         );
     }
 }
+
+/// WCMP's default weights are the uplinks' capacities after `[[rate_overrides]]`:
+/// with every ToR's uplink to t1_0 at 1 Gb/s (weight 1 000 against 400 000 for
+/// each of the 7 others), ECMP still sends some of the 128 flows through
+/// t1_0, WCMP none (an expected 0.05 flows), in the flow-level mode and in a
+/// packet-level run alike (no byte, data or ACK, on those uplinks).
+#[test]
+fn wcmp_weights_follow_rate_overrides() {
+    let slow: String = (0..16)
+        .map(|t| format!("[[rate_overrides]]\nlink = \"t0_{t}->t1_0\"\nrate = \"1Gbps\"\n"))
+        .collect();
+    let via_t1_0 = |lb: &str| {
+        let s = scenario(&format!(
+            "[lb]\nkind = \"{lb}\"\n[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n{slow}"
+        ));
+        let fl = flow_level(&s, None);
+        let n = fl.flows.iter().filter(|f| f.nodes.contains(">t1_0>")).count();
+        (n, s)
+    };
+    assert!(via_t1_0("ecmp").0 > 0);
+    let (n, s) = via_t1_0("wcmp");
+    assert_eq!(n, 0);
+    let (_, bytes) = packet_ports(&s, None);
+    let net = build::build(&s, None).unwrap().net;
+    for t in 0..16 {
+        let p = net.port_by_name(&format!("t0_{t}->t1_0")).unwrap();
+        assert_eq!(bytes[p as usize], 0, "t0_{t}->t1_0");
+    }
+}
