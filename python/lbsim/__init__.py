@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import _core, fct, report, theory, units
 from .errors import LbsimError, ScenarioError, UnitError
+from .flowlevel import FlowLevelResult, flow_level, load_flow_level
 from .results import Result, load
 from .runner import run
 from .scenario import Scenario
@@ -22,14 +23,17 @@ from .sweep import SweepResult, load_sweep, sweep
 __version__: str = _core.__version__
 
 __all__ = [
+    "FlowLevelResult",
     "LbsimError",
     "Result",
     "Scenario",
     "ScenarioError",
     "fct",
+    "flow_level",
     "SweepResult",
     "__version__",
     "load",
+    "load_flow_level",
     "load_sweep",
     "report",
     "run",

@@ -5,6 +5,7 @@
                 [--address tcp://HOST:PORT] [--workers N] [--out DIR] [--quiet]
     lbsim plot DIR... [--out DIR] [--baseline LB|ideal] [--by KEY]
     lbsim validate FILE [--set key=value]...
+    lbsim flow-level FILE [--set key=value]... [--out DIR]
     lbsim report DIR [--out FILE] [--no-runs]
     lbsim demo [--out DIR] [--quiet]
     lbsim theory ops|recycled|coalescing|evs [options] [--out DIR]   (see lbsim.theory_cli)
@@ -143,6 +144,21 @@ def _parser() -> argparse.ArgumentParser:
     add_set(sp)
     add_memory(sp)
 
+    sp = sub.add_parser(
+        "flow-level",
+        help="no packets: each flow on its ECMP/WCMP path at its max-min fair rate",
+        description="Flow-level mode (docs/flow-level.md): every flow of the workload is persistent, sits on the "
+        "path its load balancer (ECMP or WCMP) gives it in the packet-level engine, and gets its max-min fair "
+        "rate over the link capacities. Writes scenario.toml, flows.parquet, ports.parquet and summary.json.",
+    )
+    sp.add_argument("file", type=Path, metavar="FILE")
+    add_set(sp)
+    sp.add_argument(
+        "--out",
+        type=Path,
+        help="results directory (default results/<scenario name>-flow-level; an earlier result there is replaced)",
+    )
+
     sp = sub.add_parser("demo", help="ECMP vs OPS vs REPS on a 128-host 400G fat tree")
     sp.add_argument("--out", type=Path, default=Path("results/demo"))
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -232,6 +248,31 @@ def _cmd_validate(a: argparse.Namespace) -> int:
         f"base RTT {facts['base_rtt_us']:.2f} us, RTO {facts['rto_us']:.2f} us, "
         f"about {facts['memory_bytes'] / 2**20:.0f} MiB"
     )
+    return 0
+
+
+def _cmd_flow_level(a: argparse.Namespace) -> int:
+    from ._tables import console, fmt, table
+    from .flowlevel import flow_level
+
+    s = _load(a.file, a.sets)
+    out = a.out or Path("results") / f"{s.name or a.file.stem}-flow-level"
+    r = flow_level(s, out=out)
+    sm = r.summary
+    print(
+        f"flows {sm['flows']}  rate min {sm['min_rate_bps'] / 1e9:.2f} / mean {sm['mean_rate_bps'] / 1e9:.2f} / "
+        f"max {sm['max_rate_bps'] / 1e9:.2f} Gb/s  congestion rate {sm['congestion_rate']:.4f} "
+        f"({sm['congested_flows']} flows)"
+    )
+    t = table("link class", "ports", "max Gb/s", "min Gb/s", "Drop Gb/s", "std Gb/s")
+    for cls, c in sm["classes"].items():
+        t.add_row(
+            cls,
+            str(c["ports"]),
+            *(fmt(c[k] / 1e9, ".2f") for k in ("max_bps", "min_bps", "drop_bps", "std_bps")),
+        )
+    console().print(t)
+    print(f"results: {out}")
     return 0
 
 
@@ -371,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": _cmd_sweep,
         "plot": _cmd_plot,
         "validate": _cmd_validate,
+        "flow-level": _cmd_flow_level,
         "demo": _cmd_demo,
         "theory": _cmd_theory,
         "reproduce": _cmd_reproduce,

@@ -475,6 +475,10 @@ def load(path: str | Path) -> Result:
         if (p / "index.parquet").is_file():
             raise LbsimError(f"{p} is a sweep; load it with lbsim.load_sweep()")
         raise LbsimError(f"{p} is not a run directory (no summary.json and scenario.toml)")
+    from .flowlevel import is_flow_level_dir
+
+    if is_flow_level_dir(p):
+        raise LbsimError(f"{p} is a flow-level result; load it with lbsim.load_flow_level()")
     meta: dict[str, Any] = {}
     if (p / "run.json").is_file():
         meta = json.loads((p / "run.json").read_text())

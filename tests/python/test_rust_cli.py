@@ -78,3 +78,27 @@ def test_bench_json(lbsim_cli: Path) -> None:
     # REPS on one idle ToR reaches it.
     assert j["ideal_fct_us"] > 64 * 1024 * 8 / 400e3
     assert j["max_fct_us"] == pytest.approx(j["ideal_fct_us"], rel=0.05)
+
+
+def test_flow_level_matches_python(lbsim_cli: Path, small_file: Path, tmp_path: Path) -> None:
+    """``lbsim-cli flow-level`` writes the same rates as ``lbsim.flow_level`` (CSV there, Parquet here);
+    ``bench --case flow-level --json`` reports its flows; a balancer without a flow-level model exits 2."""
+    import pandas as pd
+
+    import lbsim
+
+    p = run(lbsim_cli, "flow-level", str(small_file), "--set", "lb.kind=ecmp", "--out", "fl", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    d = tmp_path / "fl"
+    csv = pd.read_csv(d / "flows.csv")
+    api = lbsim.flow_level(lbsim.Scenario.load(small_file).set("lb.kind", "ecmp"))
+    assert list(csv["path"]) == list(api.flows["path"])
+    assert (csv["rate_bps"].to_numpy() == api.flows["rate_bps"].to_numpy()).all()
+    assert json.loads((d / "summary.json").read_text()) == api.summary
+    assert len(pd.read_csv(d / "ports.csv")) == len(api.ports)
+    p = run(lbsim_cli, "flow-level", str(small_file), cwd=tmp_path)
+    assert p.returncode == 2 and "lb.kind" in p.stderr and "wcmp" in p.stderr, p.stderr
+    p = run(lbsim_cli, "bench", "--case", "flow-level", "--hosts", "128", "--flows", "500", "--json")
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)
+    assert j["case"] == "flow-level" and j["flows"] == 500 and 0 <= j["congestion_rate"] <= 1

@@ -2,7 +2,8 @@
 //!
 //!   lbsim-cli run FILE [--set key=value]... [--out DIR] [--max-memory SIZE]
 //!   lbsim-cli validate FILE [--set key=value]... [--max-memory SIZE]
-//!   lbsim-cli bench [--case reps|rdma] [--hosts N] [--lb KIND] [--size SIZE] [--json]
+//!   lbsim-cli flow-level FILE [--set key=value]... [--out DIR]
+//!   lbsim-cli bench [--case reps|rdma|flow-level] [--hosts N] [--lb KIND] [--size SIZE] [--flows N] [--json]
 //!
 //! Errors (bad arguments, an unreadable file, an invalid scenario, a results
 //! directory that cannot be written, a run estimated to need more memory than
@@ -37,6 +38,15 @@ enum Command {
         #[command(flatten)]
         scenario: ScenarioArgs,
         /// Results directory (default results/<scenario name>); an earlier run there is replaced whole.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Flow-level mode: no packets; each flow on its ECMP/WCMP path at its max-min fair rate.
+    /// Writes scenario.toml, flows.csv, ports.csv and summary.json to DIR.
+    FlowLevel {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Results directory (default results/<scenario name>-flow-level); an earlier result there is replaced whole.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
@@ -78,6 +88,9 @@ enum BenchCase {
     /// at 50 % load for 3 ms (preset rdma_lossless; --lb conweave for ConWeave's own
     /// benchmark); --hosts and --size do not apply.
     Rdma,
+    /// Flow-level mode: --flows random host pairs (seeded) on a 3-tier fat tree of 16-port
+    /// switches (up to 1024 hosts), ECMP by default; times placing the flows and their max-min rates.
+    FlowLevel,
 }
 
 #[derive(Args)]
@@ -93,6 +106,9 @@ struct BenchArgs {
     /// Message size of the permutation (workload.size), e.g. 8MiB.
     #[arg(long, value_name = "SIZE", default_value = "8MiB")]
     size: String,
+    /// Flows of the flow-level case.
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    flows: u32,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -192,6 +208,38 @@ fn dispatch(cmd: Command) -> Result<(), String> {
             );
             Ok(())
         }
+        Command::FlowLevel { scenario, out } => {
+            let (s, base) = load(&scenario)?;
+            let dir = out.unwrap_or_else(|| {
+                PathBuf::from("results").join(format!("{}-flow-level", s.name.clone().unwrap_or("run".into())))
+            });
+            lbsim_core::check_output_dir(&dir)?;
+            let out = lbsim_core::flowlevel::run(&s, base.as_deref()).map_err(|e| e.to_string())?;
+            out.write_dir(&dir)
+                .map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
+            let sm = &out.summary;
+            println!(
+                "flows {}  rate min {:.2} / mean {:.2} / max {:.2} Gb/s  congestion rate {:.4} ({} flows)",
+                sm.flows,
+                sm.min_rate_bps / 1e9,
+                sm.mean_rate_bps / 1e9,
+                sm.max_rate_bps / 1e9,
+                sm.congestion_rate,
+                sm.congested_flows
+            );
+            for (class, c) in &sm.classes {
+                println!(
+                    "  {class:<10} ports {:>5}  max {:>8.2}  min {:>8.2}  drop {:>8.2}  std {:>8.2} Gb/s",
+                    c.ports,
+                    c.max_bps / 1e9,
+                    c.min_bps / 1e9,
+                    c.drop_bps / 1e9,
+                    c.std_bps / 1e9
+                );
+            }
+            println!("results: {}", dir.display());
+            Ok(())
+        }
         Command::Bench(b) => bench(&b),
     }
 }
@@ -231,15 +279,82 @@ fn ideal_fct_us(out: &RunOutput) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The flow-level benchmark: `--flows` seeded random pairs of distinct hosts
+/// (a flows file in a temporary folder), each a persistent flow; times the
+/// whole of `flowlevel::run` (building the tree and flows, placing them,
+/// the max-min rates and the summary).
+fn bench_flow_level(b: &BenchArgs) -> Result<(), String> {
+    let lb = b.lb.clone().unwrap_or_else(|| "ecmp".into());
+    if b.hosts < 2 {
+        return Err("--hosts: the flow-level case needs at least 2 hosts".into());
+    }
+    let dir = std::env::temp_dir().join(format!("lbsim-bench-flow-level-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut rng = lbsim_core::rng::Rng::new(1, lbsim_core::rng::StreamTag::Workload, u64::MAX);
+    let mut rows = String::from("src,dst,size_bytes,start_us\n");
+    for _ in 0..b.flows {
+        let src = rng.below(b.hosts as u64);
+        let dst = (src + 1 + rng.below(b.hosts as u64 - 1)) % b.hosts as u64;
+        rows += &format!("{src},{dst},1000000,0\n");
+    }
+    std::fs::write(dir.join("flows.csv"), rows).map_err(|e| e.to_string())?;
+    let text = "[topology]\ntiers = 3\nradix = 16\n[workload]\nkind = \"flows\"\nfile = \"flows.csv\"\n";
+    let overrides = vec![
+        ("topology.hosts".to_string(), b.hosts.to_string()),
+        ("lb.kind".to_string(), lb.clone()),
+    ];
+    let result = Scenario::from_toml_with(text, &overrides)
+        .map_err(|e| e.to_string())
+        .and_then(|s| {
+            let t0 = std::time::Instant::now();
+            let out = lbsim_core::flowlevel::run(&s, Some(&dir)).map_err(|e| e.to_string())?;
+            Ok((out, t0.elapsed().as_secs_f64()))
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    let (out, wall) = result?;
+    let sm = &out.summary;
+    let rss = peak_rss_mb();
+    if b.json {
+        let j = serde_json::json!({
+            "case": "flow-level",
+            "hosts": b.hosts,
+            "lb": lb,
+            "flows": sm.flows,
+            "wall_seconds": wall,
+            "peak_rss_mb": rss,
+            "congestion_rate": sm.congestion_rate,
+            "mean_rate_bps": sm.mean_rate_bps,
+        });
+        println!("{j}");
+        return Ok(());
+    }
+    println!(
+        "bench: flow-level, {} random flows on a {}-host 3-tier fat tree (16-port switches), {}",
+        sm.flows, b.hosts, lb
+    );
+    println!(
+        "wall {:.3} s  peak RSS {:.1} MB  mean rate {:.2} Gb/s  congestion rate {:.4}",
+        wall,
+        rss.unwrap_or(f64::NAN),
+        sm.mean_rate_bps / 1e9,
+        sm.congestion_rate
+    );
+    Ok(())
+}
+
 /// The benchmark: 2-tier 400G fat tree, 32 hosts per ToR and 32
 /// uplinks (radix 64), a permutation, artifact preset. The arguments reach
 /// the scenario as overrides, so the core checks them and names the key.
 fn bench(b: &BenchArgs) -> Result<(), String> {
+    if b.case == BenchCase::FlowLevel {
+        return bench_flow_level(b);
+    }
     const BASE: &str = "preset = \"reps_artifact\"\n[topology]\nradix = 64\n[workload]\nkind = \"permutation\"\n";
     const RDMA: &str = "preset = \"rdma_lossless\"\n";
     let lb = b.lb.clone().unwrap_or_else(|| match b.case {
         BenchCase::Reps => "reps".into(),
         BenchCase::Rdma => "ecmp".into(),
+        BenchCase::FlowLevel => unreachable!("bench_flow_level"),
     });
     let (base, overrides) = match b.case {
         BenchCase::Reps => (
@@ -251,6 +366,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
             ],
         ),
         BenchCase::Rdma => (RDMA, vec![("lb.kind".to_string(), lb.clone())]),
+        BenchCase::FlowLevel => unreachable!("bench_flow_level"),
     };
     let s = Scenario::from_toml_with(base, &overrides).map_err(|e| e.to_string())?;
     let dir = std::env::current_dir().map_err(|e| e.to_string())?;
@@ -285,6 +401,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
             "bench: 128-host leaf-spine 100G, PFC + Go-Back-N + DCQCN, AliStorage 50 % for 3 ms, {}",
             lb
         ),
+        BenchCase::FlowLevel => unreachable!("bench_flow_level"),
     }
     print_summary(sm);
     println!(

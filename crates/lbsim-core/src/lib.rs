@@ -12,6 +12,7 @@ pub mod cc;
 pub mod engine;
 pub mod event;
 pub mod failure;
+pub mod flowlevel;
 pub mod lb;
 pub mod messages;
 pub mod metrics;
@@ -140,6 +141,32 @@ impl RunOutput {
         let mut v = vec![metrics::flow_table(&self.flows)];
         v.extend(self.tables.iter().cloned());
         v
+    }
+}
+
+impl flowlevel::FlowLevelOutput {
+    /// Write `scenario.toml`, `flows.csv`, `ports.csv` and `summary.json`
+    /// into `dir`, with the same rules as `RunOutput::write_dir`: an earlier
+    /// result there is replaced whole, anything else is left alone (an error).
+    pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
+        check_output_dir(dir).map_err(std::io::Error::other)?;
+        let (parent, name) = split_dir(dir);
+        std::fs::create_dir_all(&parent)?;
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir(&tmp)?;
+        let written = (|| {
+            std::fs::write(tmp.join("scenario.toml"), self.scenario.to_toml())?;
+            for t in self.tables() {
+                t.write_csv(&tmp.join(format!("{}.csv", t.name)))?;
+            }
+            std::fs::write(tmp.join("summary.json"), self.summary_json())
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        replace_dir(&tmp, dir)
     }
 }
 

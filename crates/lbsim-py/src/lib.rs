@@ -226,6 +226,34 @@ fn run<'py>(
     Ok(d)
 }
 
+/// The flow-level mode (`lbsim_core::flowlevel`) with the GIL released:
+/// every flow persistent, on its ECMP/WCMP path, at its max-min fair rate.
+/// Returns a dict: scenario_toml, summary_json and tables: {"flows": ...,
+/// "ports": ...} as `run` gives them. Raises `lbsim.ScenarioError` naming
+/// the key (a balancer without a flow-level model names `lb.kind`).
+#[pyfunction]
+#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None))]
+fn flow_level<'py>(
+    py: Python<'py>,
+    text: &str,
+    overrides: Vec<(String, String)>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = parse_py(py, text, &overrides)?;
+    let out = py
+        .allow_threads(|| lbsim_core::flowlevel::run(&scenario, base_dir.as_deref()))
+        .map_err(|e| scenario_error(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("scenario_toml", out.scenario.to_toml())?;
+    d.set_item("summary_json", out.summary_json())?;
+    let tables = PyDict::new(py);
+    for t in out.tables() {
+        tables.set_item(t.name, table_columns(py, &t)?)?;
+    }
+    d.set_item("tables", tables)?;
+    Ok(d)
+}
+
 /// Turn a unit parser's message into `lbsim.UnitError(message)`.
 fn unit_error(py: Python<'_>, message: String) -> PyErr {
     let made = py
@@ -548,6 +576,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_level, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(load_balancers, m)?)?;

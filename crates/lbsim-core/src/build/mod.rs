@@ -47,12 +47,13 @@ pub fn build_with(
     let estimate = estimate::run(s, &d, &shape, net_bytes, net.switches.len(), limits)?;
     derive::install_queues(&mut net, s, &d)?;
     let parts = Parts::prepare(s, &d, &net)?;
-    parts.install_policies(&mut net);
     let traffic = workload::generate(&s.workload, net_info(&net, &d), s.seed, base_dir)?;
     let (flows, meta) = flows::create(s, &net, &d, &parts, &traffic)?;
     // Failures and asymmetry act on the tree whose base RTT, BDP and queues were derived above.
     let plans = failure::plan(s, &net)?;
     failure::apply_rate_overrides(s, &mut net)?;
+    // After the overrides: a policy built from the ports' rates (WCMP's capacity weights) sees them.
+    parts.install_policies(&mut net);
     let observer = observer(s, &net)?;
     let receiver_cc = parts.receiver_cc(&net, flows.len());
 

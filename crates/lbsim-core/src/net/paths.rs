@@ -2,7 +2,7 @@
 //! value's packets cross, the idle round-trip time, and the exact ideal
 //! completion time of a message alone on its path.
 
-use super::{Network, Node, PortId};
+use super::{Decision, Network, Node, PolicyOut, PortId};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
@@ -19,6 +19,32 @@ impl Network {
                     self.route_hashed(sw, &probe)
                         .expect("the healthy tree routes everywhere"),
                 ),
+            }
+        }
+    }
+
+    /// Ports a data packet of route class `route` from `src` to `dst` with
+    /// entropy `ev` crosses on an idle network at time 0, asking each switch's
+    /// policy of that class as the engine does (class 0: `path`). None when
+    /// some switch does not simply forward it (drops, holds or consumes it),
+    /// or the policy asks for more than a verdict: such policies have no
+    /// path of their own. Mutable because policies are; stateless ones
+    /// (WCMP) are left as they were.
+    pub fn path_routed(&mut self, src: u32, dst: u32, ev: u16, route: u8) -> Option<Vec<PortId>> {
+        if route == 0 {
+            return Some(self.path(src, dst, ev));
+        }
+        let mut probe = Packet::data(0, 0, src, dst, 0, ev, route, SimTime::ZERO);
+        let mut ports = vec![self.hosts[src as usize].nic];
+        let mut out = PolicyOut::default();
+        loop {
+            let last = *ports.last().unwrap();
+            match self.ports[last as usize].to {
+                Node::Host(_) => return Some(ports),
+                Node::Switch(sw) => match self.forward(sw, last, 0, &mut probe, SimTime::ZERO, &mut out) {
+                    Decision::Forward(p) if out.is_empty() && ports.len() < 64 => ports.push(p),
+                    _ => return None,
+                },
             }
         }
     }
