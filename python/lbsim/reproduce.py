@@ -44,7 +44,9 @@ class Figure:
     #: (uplink imbalance and ConWeave's reorder queues and memory, variants "<setting>/<lb>"),
     #: "resume_error" (the CDF of ConWeave's T_resume errors per variant), "fct" (the measured
     #: flows' mean, p99 and p99.9 completion times against `x`, variants "<x>/<lb>"), "balance"
-    #: (FaCa Figs. 6-7: uplink and RNIC throughput spread, mean over seeds, variants "<seed>/<lb>").
+    #: (FaCa Figs. 6-7: uplink and RNIC throughput spread, mean over seeds, variants "<seed>/<lb>"),
+    #: "congestion" (flow-level: congestion rate and the ToR uplinks' spread against `x`, mean
+    #: over seeds, variants "<x>/<lb>/<seed>").
     plot: str
     paper: str
     x_label: str = ""
@@ -62,6 +64,8 @@ class Figure:
     #: Overrides for the quick version (``--quick``): a smaller network or
     #: workload that keeps the comparison, for CI and a first look.
     quick: Overrides = field(default_factory=dict)
+    #: "packet" (the engine) or "flow" (the flow-level mode, docs/flow-level.md).
+    mode: str = "packet"
 
 
 #: How "grouped" figures label a summary metric other than a completion time.
@@ -647,6 +651,69 @@ def _trace_figure(fig: Figure, results: Mapping[str, Result], stem: Path) -> Non
                     stem.with_name(stem.name + "-buckets"))
 
 
+def _flow_row(variant: str, r: Any) -> dict[str, Any]:
+    """A flow-level result's numbers: congestion rate and the ToR uplinks' spread (Gb/s)."""
+    up = r.summary["classes"].get("t0->t1", {})
+    return {
+        "variant": variant,
+        "flows": len(r.flows),
+        "congestion_rate": r.summary["congestion_rate"],
+        "uplink_max_gbps": up.get("max_bps", float("nan")) / 1e9,
+        "uplink_drop_gbps": up.get("drop_bps", float("nan")) / 1e9,
+        "uplink_std_gbps": up.get("std_bps", float("nan")) / 1e9,
+    }
+
+
+def _congestion_figure(fig: Figure, table: Any, stem: Path) -> None:
+    """Congestion rate and the ToR uplinks' standard deviation against x, a line
+    per load balancer, each point the mean over seeds (variants "<x>/<lb>/<seed>")."""
+    import matplotlib.pyplot as plt
+
+    from .plot import style
+
+    parts = table["variant"].str.split("/")
+    frame = table.assign(x=[fig.x["/".join(p[:2])] for p in parts], lb=parts.str[1])
+    means = frame.groupby(["lb", "x"])[["congestion_rate", "uplink_std_gbps"]].mean().reset_index()
+    with style.context():
+        f, axes = plt.subplots(1, 2, figsize=(7.0, 2.6), layout="constrained")
+        for ax, (col, label) in zip(axes, (("congestion_rate", "Congestion rate"),
+                                           ("uplink_std_gbps", "Std of ToR uplinks (Gb/s)"))):
+            style.apply(ax)
+            for lb in style.sort_labels(sorted(set(means["lb"]))):
+                part = means[means["lb"] == lb]
+                ax.plot(part["x"], part[col], marker="o", color=style.color(lb), label=style.label(lb))
+            ax.set_xlabel(fig.x_label)
+            ax.set_ylabel(label)
+            if fig.x_log:
+                ax.set_xscale("log", base=2)
+        axes[0].legend()
+        style.save(f, stem)
+
+
+def _reproduce_flow_level(name: str, fig: Figure, path: Path, d: Path, quick: bool,
+                          log: Callable[[str], None]) -> Path:
+    """A flow-level figure: every variant through :func:`lbsim.flow_level` (fast:
+    nothing is kept between invocations), its table, its plot."""
+    import pandas as pd
+
+    from .flowlevel import flow_level
+
+    rows = []
+    for variant, overrides in fig.variants.items():
+        s = Scenario.load(path).with_overrides({**(fig.quick if quick else {}), **overrides})
+        rows.append(_flow_row(variant, flow_level(s, out=d / variant.replace("/", "_"))))
+    table = pd.DataFrame(rows)
+    table.to_csv(d / "summary.csv", index=False)
+    if fig.plot == "congestion":
+        _congestion_figure(fig, table, d / name)
+    else:
+        raise LbsimError(f"figure {name}: plot {fig.plot!r} is not drawn from flow-level results")
+    by_x = table.assign(group=[v.rsplit("/", 1)[0] for v in table["variant"]]).groupby("group", sort=False)
+    log(render(frame_table(by_x[["flows", "congestion_rate", "uplink_max_gbps", "uplink_drop_gbps",
+                                 "uplink_std_gbps"]].mean().reset_index(), ".4g")))
+    return d
+
+
 def reproduce(
     name: str,
     out: str | Path = "results/reproduce",
@@ -675,6 +742,8 @@ def reproduce(
     if not path.is_file():
         raise LbsimError(f"{path} not found: run from the repository root or pass --scenarios DIR")
     d = Path(out) / (name + ("-quick" if quick else ""))
+    if fig.mode == "flow":
+        return _reproduce_flow_level(name, fig, path, d, quick, log)
     results: dict[str, Result] = {}
     for variant, overrides in fig.variants.items():
         s = Scenario.load(path).with_overrides({**(fig.quick if quick else {}), **overrides})

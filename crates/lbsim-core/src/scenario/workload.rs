@@ -98,7 +98,8 @@ pub struct Workload {
     /// Collectives: "host_order" (default) or "cross_spine".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
-    /// AllToAll: messages each node has under way at once.
+    /// AllToAll: messages each node has under way at once. Permutation and
+    /// tornado: flows from each host to its partner at once (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<u32>,
     /// Collectives: how many times it runs back to back (default 1).
@@ -110,7 +111,7 @@ impl WorkloadKind {
     /// The `[workload]` keys this kind takes besides `kind`.
     fn keys(self) -> &'static [&'static str] {
         match self {
-            WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start", "warmup"],
+            WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start", "parallel", "warmup"],
             WorkloadKind::Incast => &["size", "start", "senders", "receiver", "warmup"],
             WorkloadKind::Flows => &["file", "warmup"],
             WorkloadKind::Trace => &[

@@ -73,7 +73,7 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
     let mut rng = Rng::new(seed, StreamTag::Workload, 0);
     let mut traffic = match w.kind {
         WorkloadKind::Permutation | WorkloadKind::Tornado => {
-            permutation::traffic(w.kind, net.hosts, size, start, &mut rng)?
+            permutation::traffic(w.kind, net.hosts, size, w.parallel.unwrap_or(1), start, &mut rng)?
         }
         WorkloadKind::Incast => incast::traffic(w, net.hosts, size, start, &mut rng)?,
         WorkloadKind::Trace => trace::traffic(w, net, start, seed, base_dir)?,

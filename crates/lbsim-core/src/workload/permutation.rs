@@ -26,15 +26,20 @@ pub fn tornado(hosts: u32) -> Vec<u32> {
     (0..hosts).map(|i| (i + hosts / 2) % hosts).collect()
 }
 
-/// `workload.kind = "permutation"` or `"tornado"`: one message of `size`
-/// from every host, all starting at `start`.
+/// `workload.kind = "permutation"` or `"tornado"`: `parallel` messages of
+/// `size` from every host to its partner (each its own flow, with its own
+/// entropy: FaCa §7.3's concurrent streams), all starting at `start`.
 pub(super) fn traffic(
     kind: WorkloadKind,
     hosts: u32,
     size: Option<u64>,
+    parallel: u32,
     start: SimTime,
     rng: &mut Rng,
 ) -> Result<Traffic, ScenarioError> {
+    if parallel == 0 {
+        return Err(ScenarioError::new("workload.parallel", "must be at least 1"));
+    }
     if hosts < 2 {
         return Err(ScenarioError::new(
             "topology.hosts",
@@ -50,11 +55,13 @@ pub(super) fn traffic(
     Ok(Traffic::plain(
         dst.iter()
             .enumerate()
-            .map(|(s, &d)| FlowSpec {
-                src: s as u32,
-                dst: d,
-                size,
-                start,
+            .flat_map(|(s, &d)| {
+                (0..parallel).map(move |_| FlowSpec {
+                    src: s as u32,
+                    dst: d,
+                    size,
+                    start,
+                })
             })
             .collect(),
     ))
@@ -83,5 +90,16 @@ mod tests {
         assert_eq!(t[0], 64);
         assert_eq!(t[64], 0);
         assert_eq!(t[127], 63);
+    }
+
+    #[test]
+    fn parallel_flows_share_their_pair() {
+        let mut rng = Rng::new(3, StreamTag::Workload, 0);
+        let t = traffic(WorkloadKind::Tornado, 8, Some(1000), 3, SimTime::ZERO, &mut rng).unwrap();
+        let pairs: Vec<(u32, u32)> = t.flows.iter().map(|f| (f.src, f.dst)).collect();
+        assert_eq!(pairs.len(), 24);
+        assert_eq!(&pairs[..4], &[(0, 4), (0, 4), (0, 4), (1, 5)]);
+        let err = traffic(WorkloadKind::Permutation, 8, Some(1000), 0, SimTime::ZERO, &mut rng).unwrap_err();
+        assert_eq!(err.key, "workload.parallel");
     }
 }

@@ -33,7 +33,9 @@ pub fn shape(w: &Workload, net: NetInfo, base_dir: Option<&Path>) -> Result<Shap
         size_key: "workload.size",
     };
     Ok(match w.kind {
-        WorkloadKind::Permutation | WorkloadKind::Tornado => fixed(n, size, "topology.hosts"),
+        WorkloadKind::Permutation | WorkloadKind::Tornado => {
+            fixed(n * w.parallel.unwrap_or(1) as f64, size, "topology.hosts")
+        }
         WorkloadKind::Incast => fixed(w.senders.unwrap_or(0) as f64, size, "workload.senders"),
         WorkloadKind::RingAllreduce => fixed(
             n * 2.0 * (n - 1.0).max(0.0) * iterations,
