@@ -17,6 +17,7 @@ pub mod conga;
 pub mod conweave;
 pub mod drill;
 pub mod ecmp;
+pub mod faca;
 pub mod flowlet;
 pub mod letflow;
 pub mod mprdma;
