@@ -40,6 +40,8 @@ pub struct Counters {
     pub pfc_resumes: u64,
     /// Packets switch policies sent each other (`PacketKind::SwitchControl`).
     pub switch_control_sent: u64,
+    /// A host agent's probes and their echoes (FaCa).
+    pub probes_sent: u64,
     /// Data packets that arrived after a later packet of their flow (see `Summary`).
     pub reordered_arrivals: u64,
 }
@@ -55,6 +57,7 @@ impl Counters {
             Credit => self.credits_sent += 1,
             Rts => self.rts_sent += 1,
             SwitchControl => self.switch_control_sent += 1,
+            Probe | ProbeEcho => self.probes_sent += 1,
             Data | Pause => {}
         }
     }
@@ -69,6 +72,7 @@ impl Counters {
             + self.pfc_pauses
             + self.pfc_resumes
             + self.switch_control_sent
+            + self.probes_sent
     }
 
     /// Count a packet a switch policy made, by kind (`packets_sent` is counted by the caller).
@@ -203,6 +207,9 @@ pub struct Summary {
     /// What switch-side balancers counted, `<lb>.<counter>` (summed over switches, or the largest).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub switch_lb: std::collections::BTreeMap<String, u64>,
+    /// What a balancer's host agent counted, `<lb>.<key>` (FaCa: probes, their bytes, their share of the NICs).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub host_lb: std::collections::BTreeMap<String, f64>,
     /// What the scenario allows but likely did not mean (`scenario::warnings`).
     pub warnings: Vec<String>,
 }
