@@ -139,24 +139,25 @@ impl Agent {
         self.hosts.get(&src)?.dests.get(&dst).map(|d| &d.table)
     }
 
-    /// When host `src` must next act: now + interval while some destination
-    /// is due, else when the earliest becomes due; None when nothing is pending.
-    fn next_wake(&self, src: u32, now: SimTime) -> Option<SimTime> {
+    /// When host `src` must next act after acting at `now`: now + interval
+    /// while some destination is due, else when the earliest becomes due;
+    /// None when nothing is pending. At the start (`first`), the earliest
+    /// due time itself, t = 0 included.
+    fn next_wake(&self, src: u32, now: SimTime, first: bool) -> Option<SimTime> {
         let lead = self.lead();
         let first_due = self.hosts[&src]
             .dests
             .values()
             .filter_map(|d| d.pending.first().map(|p| p.0.saturating_sub(lead)))
             .min()?;
-        Some(if first_due <= now {
-            now + self.cfg.interval
-        } else {
-            first_due
+        Some(match first_due <= now && !first {
+            true => now + self.cfg.interval,
+            false => first_due.max(now),
         })
     }
 
-    fn arm(&mut self, src: u32, now: SimTime, out: &mut AgentOut) {
-        let next = self.next_wake(src, now);
+    fn arm(&mut self, src: u32, now: SimTime, first: bool, out: &mut AgentOut) {
+        let next = self.next_wake(src, now, first);
         let h = self.hosts.get_mut(&src).expect("a probing host");
         if let Some(at) = next {
             if h.timer.is_none_or(|t| t <= now || at < t) {
@@ -228,7 +229,7 @@ impl HostAgent for Agent {
     fn start(&mut self, out: &mut AgentOut) {
         let srcs: Vec<u32> = self.hosts.keys().copied().collect();
         for src in srcs {
-            self.arm(src, SimTime::ZERO, out);
+            self.arm(src, SimTime::ZERO, true, out);
         }
     }
 
@@ -239,7 +240,7 @@ impl HostAgent for Agent {
         }
         h.timer = None;
         self.probe_round(host, now, out);
-        self.arm(host, now, out);
+        self.arm(host, now, false, out);
     }
 
     fn on_packet(&mut self, now: SimTime, host: u32, pkt: &Packet, out: &mut AgentOut) {
