@@ -34,7 +34,10 @@ pub enum BetaMode {
 pub struct AgentConfig {
     pub interval: SimTime,
     pub probe_rounds: u32,
-    pub probe_evs: u32,
+    /// EVs of a discovery round; None: 8 per path to the destination (`paths_to`).
+    pub probe_evs: Option<u32>,
+    /// The tree's shape, for the number of paths to a destination.
+    pub shape: crate::net::Shape,
     /// k of FaCa eq. 3, per microsecond.
     pub k: f64,
     pub beta: BetaMode,
@@ -63,6 +66,19 @@ pub fn beta(trace: &ProbeTrace, mode: BetaMode) -> f64 {
             let d = trace.one_way.unwrap_or(SimTime::ZERO) + queued;
             b.bps() as f64 / 8.0 * secs(d)
         }
+    }
+}
+
+/// Equal-cost paths from `src` to `dst` on the healthy tree: 1 within a
+/// rack, the ToR's uplinks within a pod (3 tiers) or on 2 tiers, and
+/// uplinks × aggregation uplinks across pods.
+pub fn paths_to(shape: &crate::net::Shape, src: u32, dst: u32) -> u32 {
+    let (a, b) = (src / shape.hosts_per_tor, dst / shape.hosts_per_tor);
+    let per_pod = shape.tors_per_pod.max(1);
+    match () {
+        _ if a == b => 1,
+        _ if shape.tiers == 2 || a / per_pod == b / per_pod => shape.uplinks_per_tor.max(1),
+        _ => (shape.uplinks_per_tor * shape.agg_uplinks).max(1),
     }
 }
 
@@ -196,7 +212,8 @@ impl Agent {
                 d.discovered = true;
                 let space = cfg.entropy_space.max(1);
                 let mut evs: BTreeSet<u16> = BTreeSet::new();
-                let want = cfg.probe_evs.min(space) as usize;
+                let auto = 8 * paths_to(&cfg.shape, src, dst);
+                let want = cfg.probe_evs.unwrap_or(auto).min(space) as usize;
                 while evs.len() < want {
                     evs.insert(h.rng.below(space as u64) as u16);
                 }

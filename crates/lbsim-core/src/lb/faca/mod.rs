@@ -51,7 +51,7 @@ pub struct FacaParams {
     pub probe_interval: Time,
     /// A destination is probed while a flow to it starts within this many intervals.
     pub probe_rounds: u32,
-    /// Distinct EVs of a destination's first (discovery) round; "auto": 8 per path between racks.
+    /// Distinct EVs of a destination's first (discovery) round; "auto": 8 per path to it.
     pub probe_evs: OrAuto<u32>,
     /// k of FaCa §5.4 eq. 3, per microsecond; "auto": 1 / (2 · probe_interval).
     pub k: OrAuto<f64>,
@@ -139,21 +139,12 @@ impl LbBuilder for Builder {
             return None;
         }
         let (p, c) = (&self.params, &self.common);
-        let s = net.shape;
-        let paths = match s.tiers {
-            3 => s.uplinks_per_tor * s.agg_uplinks,
-            _ => s.uplinks_per_tor,
-        };
         let interval = p.probe_interval.value;
         let cfg = AgentConfig {
             interval,
             probe_rounds: p.probe_rounds,
-            probe_evs: p
-                .probe_evs
-                .get("lb.faca.probe_evs")
-                .ok()
-                .flatten()
-                .unwrap_or(8 * paths.max(1)),
+            probe_evs: p.probe_evs.get("lb.faca.probe_evs").ok().flatten(),
+            shape: net.shape,
             // No k in FaCa §5.4: a time constant 1/k of two probe intervals (docs/faca.md).
             k: p.k
                 .get("lb.faca.k")
@@ -194,7 +185,7 @@ pub const ENTRY: LbEntry = LbEntry {
         r#"
 probe_interval = "20us"   # not in FaCa: chosen so probes stay < 1 % of a NIC (docs/faca.md)
 probe_rounds = 3          # a destination is probed from 3 intervals before a flow to it starts
-probe_evs = "auto"        # discovery: 8 distinct EVs per path between racks (FaCa §5.5: source ports map to paths)
+probe_evs = "auto"        # discovery: 8 distinct EVs per path to the destination (FaCa §5.5: source ports map to paths)
 k = "auto"                # FaCa §5.4 eq. 3 gives no k: 1/k = two probe intervals
 beta = "used"             # FaCa §5.4 eq. 1, B = used bandwidth: idle paths weigh nothing
 probe_bytes = 64          # a minimal frame; not in FaCa
