@@ -10,9 +10,10 @@ use serde::Serialize;
 /// Network-wide packet counters. At the end of a run that drained,
 /// `packets_sent == delivered + drops_congestion + drops_failure` (every
 /// packet a host created either reached a host or was dropped), and
-/// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent
-/// + pfc_pauses + pfc_resumes + switch_control_sent` (packets switch policies make are
-/// counted by kind too). A switch control packet is delivered when its switch consumes it.
+/// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent +
+/// pfc_pauses + pfc_resumes + switch_control_sent + probes_sent` (packets switch policies
+/// make are counted by kind too). A switch control packet is delivered when its switch
+/// consumes it; a probe or echo when it reaches its host.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
     pub packets_sent: u64,

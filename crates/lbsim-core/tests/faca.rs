@@ -9,7 +9,7 @@ use lbsim_core::build::build;
 use lbsim_core::lb::faca::agent::Agent;
 use lbsim_core::net::{Node, Port};
 use lbsim_core::{Scenario, ScenarioError, Simulation};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A scratch directory holding `f.csv` with these flows (src, dst, bytes, start in us).
 fn flows_dir(tag: &str, flows: &[(u32, u32, u64, u64)]) -> PathBuf {
@@ -28,7 +28,7 @@ fn two_racks(lb: &str, seed: u64, extra: &str) -> String {
     )
 }
 
-fn run_sim(text: &str, dir: &PathBuf) -> Simulation {
+fn run_sim(text: &str, dir: &Path) -> Simulation {
     let mut sim = build(&scenario(text), Some(dir)).expect("builds");
     sim.run();
     sim
@@ -73,7 +73,7 @@ fn int_records_list_exactly_the_switches_a_probe_crossed() {
     }
     // Discovery tried 8 EVs per path (32), all distinct: each maps to one path.
     assert_eq!(evs, 32);
-    assert_eq!(sim.flow_records()[0].finished, true);
+    assert!(sim.flow_records()[0].finished);
 }
 
 /// The flow's data goes exactly where its pinned EV hashes: every port of

@@ -204,7 +204,7 @@ impl Agent {
         let mut to_send: Vec<(u32, u16)> = Vec::new();
         let h = self.hosts.get_mut(&src).expect("a probing host");
         for (&dst, d) in h.dests.iter_mut() {
-            if !d.pending.first().is_some_and(|p| p.0 <= horizon) {
+            if d.pending.first().is_none_or(|p| p.0 > horizon) {
                 continue;
             }
             let usable: Vec<u16> = d.table.paths.iter().filter_map(|p| p.evs.first().copied()).collect();
