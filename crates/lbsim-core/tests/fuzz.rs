@@ -312,7 +312,7 @@ fn mutate(text: &str, g: &mut G) -> String {
     for _ in 0..n {
         let i = g.int(0, lines.len().max(1) as u64 - 1) as usize;
         match g.int(0, 6) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 if let Some((k, v)) = lines[i].split_once('=') {
                     // Mostly a value of the same TOML type (a quoted quantity for a quoted one), so it parses.
                     let quoted = v.trim_start().starts_with('"');

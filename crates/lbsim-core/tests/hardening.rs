@@ -189,7 +189,7 @@ fn stuck_flows_stop_with_the_reason() {
     let out = run(&scenario(&lossy), None).unwrap();
     assert_eq!(out.stop_reason, StopReason::NoProgress);
     // stall_rtos = 0 turns the guard off: the run goes to its horizon.
-    let off = run(&scenario(&format!("{lossy}")).with_stall(0, "2ms"), None).unwrap();
+    let off = run(&scenario(&lossy.to_string()).with_stall(0, "2ms"), None).unwrap();
     assert_eq!(off.stop_reason, StopReason::Horizon);
     // A failure that recovers is waited for: its flows finish.
     let heals = format!(

@@ -115,7 +115,7 @@ impl SharedQueue {
         }
         // A pause frame carries its time in whole nanoseconds, in 32 bits.
         let pause_ps = self.pause_time.value.ps();
-        if pause_ps == 0 || pause_ps % 1000 != 0 || pause_ps / 1000 > u32::MAX as u64 {
+        if pause_ps == 0 || !pause_ps.is_multiple_of(1000) || pause_ps / 1000 > u32::MAX as u64 {
             return bad(
                 "pause_time",
                 format!(
