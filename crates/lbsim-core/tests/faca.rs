@@ -217,3 +217,18 @@ fn same_seed_same_results() {
     assert_eq!(a.summary.host_lb, b.summary.host_lb);
     assert_eq!(a.summary.switch_lb, b.summary.switch_lb);
 }
+
+/// Flows that start at t = 0 find nothing in the table: each keeps the
+/// random EV it was built with, the very EV ECMP draws for it, so the run is
+/// ECMP's flow for flow; no probe is sent since no flow is left to place.
+#[test]
+fn flows_before_any_echo_fall_back_to_ecmp() {
+    let flows: Vec<(u32, u32, u64, u64)> = (0..8).map(|h| (h, 8 + (h + 3) % 8, 300_000, 0)).collect();
+    let dir = flows_dir("fallback", &flows);
+    let faca = run_ok(&scenario(&two_racks("faca", 4, "")), Some(&dir));
+    let ecmp = run_ok(&scenario(&two_racks("ecmp", 4, "")), Some(&dir));
+    assert_eq!(faca.summary.host_lb["faca.fallbacks"], 8.0);
+    assert_eq!(faca.summary.host_lb["faca.probes"], 0.0);
+    let fct = |o: &lbsim_core::RunOutput| o.flows.iter().map(|f| f.fct_us).collect::<Vec<_>>();
+    assert_eq!(fct(&faca), fct(&ecmp));
+}
