@@ -59,6 +59,8 @@ pub enum Event {
     PfcWatchdog,
     /// A rate-paced flow (DCQCN) may send again, or its rate may change.
     FlowPace { flow: u32 },
+    /// A load balancer's host agent (FaCa's prober) acts at a host.
+    LbAgent { host: u32 },
 }
 
 impl Event {
@@ -90,6 +92,7 @@ impl Event {
             Event::PfcRefresh { port } => (11, port, 0),
             Event::PfcWatchdog => (12, 0, 0),
             Event::FlowPace { flow } => (13, flow, 0),
+            Event::LbAgent { host } => (14, host, 0),
         };
         class << 60 | (id as u64) << 8 | flag as u64
     }
@@ -121,7 +124,8 @@ impl Event {
             10 => Event::PauseEnd { port: id },
             11 => Event::PfcRefresh { port: id },
             12 => Event::PfcWatchdog,
-            _ => Event::FlowPace { flow: id },
+            13 => Event::FlowPace { flow: id },
+            _ => Event::LbAgent { host: id },
         }
     }
 }
@@ -236,7 +240,7 @@ mod tests {
     use super::*;
     use crate::rng::{Rng, StreamTag};
 
-    const ALL: [Event; 14] = [
+    const ALL: [Event; 15] = [
         Event::Failure { idx: 3, begin: true },
         Event::RouteUpdate { port: 9, down: false },
         Event::TxDone { port: 1 },
@@ -251,6 +255,7 @@ mod tests {
         Event::PfcRefresh { port: 4 },
         Event::PfcWatchdog,
         Event::FlowPace { flow: 9 },
+        Event::LbAgent { host: 10 },
     ];
 
     #[test]

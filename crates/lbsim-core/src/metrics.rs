@@ -11,8 +11,9 @@ use serde::Serialize;
 /// `packets_sent == delivered + drops_congestion + drops_failure` (every
 /// packet a host created either reached a host or was dropped), and
 /// `packets_sent == data_sent + acks_sent + nacks_sent + credits_sent + rts_sent +
-/// pfc_pauses + pfc_resumes + switch_control_sent` (packets switch policies make are
-/// counted by kind too). A switch control packet is delivered when its switch consumes it.
+/// pfc_pauses + pfc_resumes + switch_control_sent + probes_sent` (packets switch policies
+/// make are counted by kind too). A switch control packet is delivered when its switch
+/// consumes it; a probe or echo when it reaches its host.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
     pub packets_sent: u64,
@@ -40,6 +41,8 @@ pub struct Counters {
     pub pfc_resumes: u64,
     /// Packets switch policies sent each other (`PacketKind::SwitchControl`).
     pub switch_control_sent: u64,
+    /// A host agent's probes and their echoes (FaCa).
+    pub probes_sent: u64,
     /// Data packets that arrived after a later packet of their flow (see `Summary`).
     pub reordered_arrivals: u64,
 }
@@ -55,6 +58,7 @@ impl Counters {
             Credit => self.credits_sent += 1,
             Rts => self.rts_sent += 1,
             SwitchControl => self.switch_control_sent += 1,
+            Probe | ProbeEcho => self.probes_sent += 1,
             Data | Pause => {}
         }
     }
@@ -69,6 +73,7 @@ impl Counters {
             + self.pfc_pauses
             + self.pfc_resumes
             + self.switch_control_sent
+            + self.probes_sent
     }
 
     /// Count a packet a switch policy made, by kind (`packets_sent` is counted by the caller).
@@ -203,6 +208,9 @@ pub struct Summary {
     /// What switch-side balancers counted, `<lb>.<counter>` (summed over switches, or the largest).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub switch_lb: std::collections::BTreeMap<String, u64>,
+    /// What a balancer's host agent counted, `<lb>.<key>` (FaCa: probes, their bytes, their share of the NICs).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub host_lb: std::collections::BTreeMap<String, f64>,
     /// What the scenario allows but likely did not mean (`scenario::warnings`).
     pub warnings: Vec<String>,
 }

@@ -32,6 +32,13 @@ pub enum PacketKind {
     /// policy alone reads `tag`, and is consumed by the switch it is for
     /// (counted as delivered there). Never reaches a host.
     SwitchControl,
+    /// A host agent's probe (FaCa §5.3): `ev` is the entropy value it
+    /// tests, `tag` its serial, under which the switches it crosses file
+    /// their INT records (`lb::faca::int`). It belongs to no flow.
+    Probe,
+    /// The destination's answer to a probe, back to its source, carrying
+    /// the probe's records (same `tag`, same size).
+    ProbeEcho,
 }
 
 /// The `flow` of packets that belong to no flow (PFC frames).

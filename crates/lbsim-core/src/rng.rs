@@ -38,6 +38,8 @@ pub enum StreamTag {
     Conga = 13,
     /// A switch's ConWeave path draws.
     ConWeave = 20,
+    /// A host's FaCa agent: its discovery EVs and Flowing & Jumping draws.
+    Faca = 21,
 }
 
 /// A small, fast PRNG (SplitMix64 sequence). 8 bytes of state, so every

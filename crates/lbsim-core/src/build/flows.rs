@@ -114,7 +114,10 @@ impl Parts {
                 slot.insert((cc::entry(kind).prepare)(s.cc.table(kind), &cc_common)?);
             }
         }
-        let switch_side = lbs.keys().copied().filter(|&k| lb::entry(k).switch_side);
+        let switch_side = lbs
+            .keys()
+            .copied()
+            .filter(|&k| lb::entry(k).switch_side || lb::entry(k).int_probes);
         let routes = switch_side.zip(1u8..).collect();
         Ok(Parts {
             lbs,
@@ -138,6 +141,19 @@ impl Parts {
             let added = net.policies.add_class(lb::entry(*kind).name, per_switch);
             debug_assert_eq!(added, class);
         }
+    }
+
+    /// The host agent of the first balancer that has one (FaCa), given the flows.
+    pub fn host_agent(&self, net: &Network, flows: &[Flow]) -> Option<Box<dyn lb::HostAgent>> {
+        self.lbs.iter().find_map(|(kind, b)| {
+            let mine: Vec<(u32, FlowSpec)> = flows
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.lb_kind == *kind)
+                .map(|(i, f)| (i as u32, f.spec))
+                .collect();
+            b.host_agent(net, &mine, self.routes.get(kind).copied())
+        })
     }
 
     /// The receiving hosts' agent of the congestion controls that have one
@@ -230,7 +246,11 @@ pub fn create(
             f.ideal = ideal(piece);
             f.message = m as u32;
             f.step = traffic.step[m];
-            f.route = parts.routes.get(&kind).copied().unwrap_or(0);
+            // A host-side balancer's probe class (FaCa) is not its data's: data hashes its EV.
+            f.route = match lb::entry(kind).switch_side {
+                true => parts.routes.get(&kind).copied().unwrap_or(0),
+                false => 0,
+            };
             if let Some(delta) = plan.ooo_limit {
                 f.tx.set_ooo_limit(delta);
             }

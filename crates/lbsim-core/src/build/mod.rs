@@ -56,12 +56,16 @@ pub fn build_with(
     parts.install_policies(&mut net);
     let observer = observer(s, &net)?;
     let receiver_cc = parts.receiver_cc(&net, flows.len());
+    let lb_agent = parts.host_agent(&net, &flows);
 
     let paced = flows.iter().any(|f| matches!(f.cc, crate::cc::Cc::Dcqcn(_)));
     let mut sim = Simulation::new(net, flows, SimParams { paced, ..params(s, &d) });
     sim.set_workload_meta(meta);
     if let Some(agent) = receiver_cc {
         sim.set_receiver_cc(agent);
+    }
+    if let Some(agent) = lb_agent {
+        sim.set_lb_agent(agent);
     }
     sim.set_failures(plans, s.routing.convergence.value);
     sim.set_stall_window(checks::stall_window(s, &d));

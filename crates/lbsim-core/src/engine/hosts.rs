@@ -72,6 +72,7 @@ impl Simulation {
             PacketKind::Credit => self.on_credit(pkt),
             PacketKind::Rts => self.receive_request(host, pkt),
             PacketKind::Pause => unreachable!("PFC frames are taken at the link"),
+            PacketKind::Probe | PacketKind::ProbeEcho => self.agent_receive(host, pkt),
             PacketKind::SwitchControl => {
                 debug_assert!(false, "a switch policy let its control packet reach host {host}")
             }
@@ -85,5 +86,42 @@ impl Simulation {
         let nic = self.net.hosts[pkt.src as usize].nic;
         let id = self.pool.alloc(pkt);
         self.enqueue(nic, id, None);
+    }
+
+    /// A host agent's packet (a FaCa probe or echo) reached `host`.
+    fn agent_receive(&mut self, host: u32, pkt: Packet) {
+        if let Some(agent) = &mut self.lb_agent {
+            agent.on_packet(self.now, host, &pkt, &mut self.agent_out);
+            self.apply_agent_out();
+        }
+    }
+
+    /// A host agent's timer fired.
+    pub(super) fn on_lb_agent(&mut self, host: u32) {
+        if let Some(agent) = &mut self.lb_agent {
+            agent.on_timer(self.now, host, &mut self.agent_out);
+            self.apply_agent_out();
+        }
+    }
+
+    /// Send what the host agent asked to, and arm its timers.
+    pub(super) fn apply_agent_out(&mut self) {
+        let mut out = std::mem::take(&mut self.agent_out);
+        for pkt in out.send.drain(..) {
+            self.send_control(pkt);
+        }
+        for (at, host) in out.timers.drain(..) {
+            self.events.push(at, Event::LbAgent { host });
+        }
+        self.agent_out = out;
+    }
+
+    /// What the host agent counted, for the summary.
+    pub(super) fn lb_agent_summary(&self) -> std::collections::BTreeMap<String, f64> {
+        let mut out = std::collections::BTreeMap::new();
+        if let Some(agent) = &self.lb_agent {
+            agent.summary(self.now, &mut out);
+        }
+        out
     }
 }

@@ -24,6 +24,7 @@ mod sending;
 use crate::cc::ReceiverCc;
 use crate::event::{Event, EventQueue};
 use crate::failure::FailurePlan;
+use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
 use crate::net::queue::PfcSignal;
 use crate::net::{Network, PolicyOut};
@@ -124,6 +125,10 @@ pub struct Simulation {
     observer: Option<Observer>,
     /// The receiving hosts' congestion-control agent (EQDS's credit pacers), if the run has one.
     receiver_cc: Option<Box<dyn ReceiverCc>>,
+    /// A load balancer's agent in the hosts (FaCa's prober), if the run has one.
+    lb_agent: Option<Box<dyn HostAgent>>,
+    /// What it asked for, reused between calls.
+    agent_out: AgentOut,
     lost_scratch: Vec<(u64, u16)>,
     /// What switch policies asked for, reused between calls.
     policy_out: PolicyOut,
@@ -162,6 +167,8 @@ impl Simulation {
             convergence: None,
             observer: None,
             receiver_cc: None,
+            lb_agent: None,
+            agent_out: AgentOut::default(),
             lost_scratch: Vec::new(),
             policy_out: PolicyOut::default(),
             pfc_signals: Vec::new(),
@@ -198,6 +205,18 @@ impl Simulation {
     /// The receiving hosts' congestion-control agent (EQDS: receivers pull data with credits).
     pub fn set_receiver_cc(&mut self, agent: Box<dyn ReceiverCc>) {
         self.receiver_cc = Some(agent);
+    }
+
+    /// A load balancer's agent in the hosts (FaCa): it starts now.
+    pub fn set_lb_agent(&mut self, mut agent: Box<dyn HostAgent>) {
+        agent.start(&mut self.agent_out);
+        self.lb_agent = Some(agent);
+        self.apply_agent_out();
+    }
+
+    /// The load balancer's host agent, if the run has one (tests look inside).
+    pub fn lb_agent(&self) -> Option<&dyn HostAgent> {
+        self.lb_agent.as_deref()
     }
 
     /// Watch for PFC deadlocks: end the run when nothing moves for `after`
@@ -321,6 +340,7 @@ impl Simulation {
             Event::FlowTimer { flow } => self.on_flow_timer(flow),
             Event::AckFlush { flow } => self.on_ack_flush(flow),
             Event::FlowPace { flow } => self.on_flow_pace(flow),
+            Event::LbAgent { host } => self.on_lb_agent(host),
             Event::ReceiverCc { host } => self.on_receiver_cc(host),
             Event::Failure { idx, begin } => self.on_failure(idx, begin),
             Event::RouteUpdate { port, down } => self.on_route_update(port, down),

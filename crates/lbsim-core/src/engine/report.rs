@@ -214,6 +214,7 @@ impl Simulation {
             reordered_arrivals: c.reordered_arrivals,
             switch_control_sent: c.switch_control_sent,
             switch_lb: self.net.policies.counters(),
+            host_lb: self.lb_agent_summary(),
             warnings: Vec::new(),
         }
     }

@@ -6,6 +6,7 @@
 use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::event::Event;
+use crate::lb::LoadBalancer;
 use crate::packet::Packet;
 use crate::time::SimTime;
 
@@ -14,6 +15,13 @@ impl Simulation {
         let f = &mut self.flows[flow as usize];
         f.start();
         f.started_at = self.now;
+        // A balancer with a host agent (FaCa) pins the flow's EV now; one branch when there is none.
+        if let Some(agent) = &mut self.lb_agent {
+            let s = &f.spec;
+            if let Some(ev) = agent.flow_ev(self.now, flow, s.src, s.dst, s.size) {
+                f.lb.pin(ev);
+            }
+        }
         self.make_ready(flow);
     }
 

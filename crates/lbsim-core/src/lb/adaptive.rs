@@ -44,6 +44,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "Adaptive",
     color: "#e377c2", // pink
     switch_side: true,
+    int_probes: false,
     reorders: true,
     presets: &[],
     check: check_params::<NoParams>,

@@ -146,6 +146,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "ARCANE",
     color: "#ff7f0e", // orange
     switch_side: false,
+    int_probes: false,
     reorders: true,
     // Not in the REPS artifact: both presets run Alg. 1 as published.
     presets: &[(

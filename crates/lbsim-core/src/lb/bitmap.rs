@@ -146,6 +146,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "BitMap",
     color: "#17becf", // cyan
     switch_side: false,
+    int_probes: false,
     reorders: true,
     presets: &[("reps_paper", PRESET)],
     check: check_params::<BitmapParams>,

@@ -107,6 +107,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "CONGA",
     color: "#7b4173", // plum
     switch_side: true,
+    int_probes: false,
     reorders: false,
     presets: &[(
         "reps_paper",

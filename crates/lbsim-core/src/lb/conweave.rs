@@ -139,6 +139,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "ConWeave",
     color: "#2ca02c", // green
     switch_side: true,
+    int_probes: false,
     // The destination ToR puts rerouted packets back in order.
     reorders: false,
     presets: &[(

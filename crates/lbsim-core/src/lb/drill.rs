@@ -68,6 +68,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "DRILL",
     color: "#e7298a", // magenta: apart from ConWeave's green in the same figures
     switch_side: true,
+    int_probes: false,
     reorders: true,
     presets: &[(
         "reps_paper",

@@ -43,6 +43,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "ECMP",
     color: "#7f7f7f", // grey: the baseline
     switch_side: false,
+    int_probes: false,
     reorders: false,
     presets: &[],
     check: check_params::<NoParams>,

@@ -93,6 +93,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "Flowlet",
     color: "#bcbd22", // olive
     switch_side: false,
+    int_probes: false,
     reorders: false,
     presets: &[
         (

@@ -70,6 +70,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "LetFlow",
     color: "#e6ab02", // gold
     switch_side: true,
+    int_probes: false,
     reorders: false,
     presets: &[(
         "reps_paper",

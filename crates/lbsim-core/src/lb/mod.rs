@@ -17,6 +17,7 @@ pub mod conga;
 pub mod conweave;
 pub mod drill;
 pub mod ecmp;
+pub mod faca;
 pub mod flowlet;
 pub mod letflow;
 pub mod mprdma;
@@ -96,6 +97,38 @@ pub trait LoadBalancer {
     fn frozen_ps(&self, _now: SimTime, stats: &LbStats) -> u64 {
         stats.frozen_ps
     }
+    /// The flow starts now on `ev`, chosen by its host's agent (`HostAgent::flow_ev`).
+    fn pin(&mut self, _ev: u16) {}
+}
+
+/// What a balancer's host agent asks the engine to do.
+#[derive(Default)]
+pub struct AgentOut {
+    /// Packets to put on their source host's NIC (they travel as control packets).
+    pub send: Vec<crate::packet::Packet>,
+    /// When to call `HostAgent::on_timer` for a host: (time, host).
+    pub timers: Vec<(SimTime, u32)>,
+}
+
+/// A balancer's agent in the hosts (FaCa's prober): its own timers and
+/// packets (`PacketKind::Probe`, `ProbeEcho`), and a say in each of its
+/// flows' EV when the flow starts. The engine has at most one and asks it
+/// only at flow starts, its timers and its packets: nothing per data packet.
+pub trait HostAgent {
+    /// The run begins: first timers.
+    fn start(&mut self, out: &mut AgentOut);
+    /// A timer it asked for fired at `host`.
+    fn on_timer(&mut self, now: SimTime, host: u32, out: &mut AgentOut);
+    /// One of its packets reached `host`.
+    fn on_packet(&mut self, now: SimTime, host: u32, pkt: &crate::packet::Packet, out: &mut AgentOut);
+    /// Flow `flow` (from `src` to `dst`, `size` bytes) starts now: the EV
+    /// its balancer pins, None to leave it alone (not its flow, or nothing
+    /// known yet).
+    fn flow_ev(&mut self, now: SimTime, flow: u32, src: u32, dst: u32, size: u64) -> Option<u16>;
+    /// What it counted, for the summary (`host_lb`, named `<lb>.<key>`), at the end of a run lasting `end`.
+    fn summary(&self, _end: SimTime, _out: &mut std::collections::BTreeMap<String, f64>) {}
+    /// For tests that look inside (`Simulation::lb_agent`).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Run-wide values every balancer's builder may use.
@@ -141,6 +174,9 @@ pub struct FlowPlan {
     pub ooo_limit: Option<u32>,
 }
 
+/// The flows of one balancer kind, for its host agent: (flow id, spec).
+pub type AgentFlows<'a> = &'a [(u32, crate::transport::FlowSpec)];
+
 /// Makes the balancers of one kind's flows (and its switch policies).
 pub trait LbBuilder {
     fn plan(&self) -> FlowPlan {
@@ -150,6 +186,15 @@ pub trait LbBuilder {
     fn balancer(&self, base_rtt: SimTime, rng: &mut Rng) -> Lb;
     /// A switch-side balancer's policy at one switch (asked only when the entry says `switch_side`).
     fn switch_policy(&self, _site: &PolicySite) -> Option<Box<dyn SwitchPolicy>> {
+        None
+    }
+    /// Its agent in the hosts, given its flows and the route class of its probes (FaCa).
+    fn host_agent(
+        &self,
+        _net: &crate::net::Network,
+        _flows: AgentFlows,
+        _class: Option<u8>,
+    ) -> Option<Box<dyn HostAgent>> {
         None
     }
 }
@@ -166,6 +211,10 @@ pub struct LbEntry {
     pub color: &'static str,
     /// It routes in the switches: its builder gives every switch a policy, and its packets a route class.
     pub switch_side: bool,
+    /// A host-side balancer whose hosts probe the paths (FaCa): every switch
+    /// gets its policy, which serves only the balancer's probe packets (INT);
+    /// its flows' data stays in route class 0, plain ECMP on their EV.
+    pub int_probes: bool,
     /// It spreads one flow's packets over several paths at once, so they
     /// arrive out of order (an in-order transport then retransmits).
     pub reorders: bool,
@@ -213,6 +262,9 @@ macro_rules! load_balancers {
             fn frozen_ps(&self, now: SimTime, stats: &LbStats) -> u64 {
                 match self { $($(#[$attr])* Lb::$variant(b) => b.frozen_ps(now, stats),)* }
             }
+            fn pin(&mut self, ev: u16) {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.pin(ev),)* }
+            }
         }
     };
 }
@@ -233,6 +285,7 @@ load_balancers! {
     Drill(ecmp::Ecmp): drill,
     ConWeave(ecmp::Ecmp): conweave,
     Wcmp(ecmp::Ecmp): wcmp,
+    Faca(faca::Faca): faca,
     #[cfg(test)]
     RoundRobin(tests::RoundRobinHost): tests,
 }
@@ -306,6 +359,7 @@ pub(crate) mod tests {
         label: "Round-robin",
         color: "#000000",
         switch_side: true,
+        int_probes: false,
         reorders: true,
         presets: &[],
         check: check_params::<NoParams>,

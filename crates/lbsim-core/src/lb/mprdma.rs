@@ -142,6 +142,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "MPRDMA",
     color: "#9467bd", // purple
     switch_side: false,
+    int_probes: false,
     reorders: true,
     presets: &[
         (

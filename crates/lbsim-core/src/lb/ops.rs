@@ -43,6 +43,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "OPS",
     color: "#1f77b4", // blue
     switch_side: false,
+    int_probes: false,
     reorders: true,
     presets: &[],
     check: check_params::<NoParams>,

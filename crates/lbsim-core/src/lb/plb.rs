@@ -206,6 +206,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "PLB",
     color: "#8c564b", // brown
     switch_side: false,
+    int_probes: false,
     reorders: false,
     presets: &[
         (

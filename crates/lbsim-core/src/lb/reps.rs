@@ -242,6 +242,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "REPS",
     color: "#d62728", // red
     switch_side: false,
+    int_probes: false,
     reorders: true,
     presets: &[(
         "reps_paper",

@@ -118,6 +118,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "MPTCP",   // REPS §4.1 names the 8-subflow baseline after MPTCP
     color: "#393b79", // indigo
     switch_side: false,
+    int_probes: false,
     reorders: false,
     presets: &[
         (

@@ -88,6 +88,7 @@ pub const ENTRY: LbEntry = LbEntry {
     label: "WCMP",
     color: "#8c6d31", // dark khaki
     switch_side: true,
+    int_probes: false,
     reorders: false,
     presets: &[],
     check: check_params::<WcmpParams>,

@@ -15,6 +15,7 @@ pub mod adaptive;
 pub mod conga;
 pub mod conweave;
 pub mod drill;
+pub mod faca;
 pub mod flowlets;
 pub mod letflow;
 #[cfg(test)]
