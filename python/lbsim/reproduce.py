@@ -223,7 +223,10 @@ _ARCANE_LBS = ("ecmp", "ops", "arcane", "reps")
 _ARCANE_QUICK: dict[str, Any] = {"topology.hosts": 128, "topology.radix": 8, "workload.size": "1MiB"}
 #: FaCa Figs. 6-7: seeds (each an ECMP hash draw) and the balancers compared.
 _FACA_SEEDS = tuple(range(1, 11))
-_FACA_CLOS_LBS = ("ecmp", "wcmp", "plb")
+_FACA_CLOS_LBS = ("ecmp", "wcmp", "plb", "faca")
+#: FaCa Figs. 8-9: the flow-level balancers (PLB reacts to ECN over time: packet level only).
+_FACA_FLOW_LBS = ("ecmp", "wcmp", "faca")
+_FACA_STREAMS = (1, 2, 4, 8, 16)
 
 
 FIGURES: dict[str, Figure] = {
@@ -381,6 +384,28 @@ FIGURES: dict[str, Figure] = {
         "throughput ECMP 148.06 vs FaCa 2.96 (Fig. 6); RNIC throughput gap 38 vs 6 Gbps, standard deviation "
         "13.61 vs 1.78, average 22.5 % higher with FaCa (Fig. 7).",
         quick={"stop_at": "1500us"},
+    ),
+    "faca-fig8": Figure(
+        "faca/production_clos.toml",
+        {f"{seed}/{lb}/{seed}": {"lb.kind": lb, "seed": seed} for seed in range(1, 21) for lb in ("ecmp", "faca")},
+        "congestion",
+        "Twenty experiments of concurrent flows: FaCa's congestion rate below ECMP's in every one, "
+        "5.88 % lower on average.",
+        x_label="Experiment (seed)",
+        x={f"{seed}/{lb}": float(seed) for seed in range(1, 21) for lb in ("ecmp", "faca")},
+        mode="flow",
+    ),
+    "faca-fig9a": Figure(
+        "faca/microbench.toml",
+        {f"{k}/{lb}/{seed}": {"lb.kind": lb, "workload.parallel": k, "seed": seed}
+         for k in _FACA_STREAMS for lb in _FACA_FLOW_LBS for seed in range(1, 21)},
+        "congestion",
+        "Micro-benchmark (16 leaves, spines of 380 and 400 Gbps): congestion rate against concurrent "
+        "streams; ECMP and WCMP congest first, then PLB; FaCa about 50 % below ECMP and 31.47 % below PLB.",
+        x_label="Concurrent flows per host",
+        x={f"{k}/{lb}": float(k) for k in _FACA_STREAMS for lb in _FACA_FLOW_LBS},
+        x_log=True,
+        mode="flow",
     ),
     "reps-fig02-synthetic": Figure(
         "reps/fig02_synthetic_1024.toml",

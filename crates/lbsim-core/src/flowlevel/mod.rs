@@ -77,7 +77,7 @@ fn check(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(ScenarioError::new(
                 key,
                 format!(
-                    "the flow-level mode supports only \"ecmp\" and \"wcmp\", got \"{}\"",
+                    "the flow-level mode supports only \"ecmp\", \"wcmp\" and \"faca\", got \"{}\"",
                     kind.name()
                 ),
             ));

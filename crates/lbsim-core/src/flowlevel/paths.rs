@@ -3,14 +3,17 @@
 //! order, the ports its data crosses; it may look at the candidate paths
 //! (`candidates`) and at how many flows the ones before it put on each port
 //! (`PathCtx::placed`), which a load-aware balancer (FaCa's
-//! Flowing&Jumping, later) needs. ECMP and WCMP need neither: their path is
-//! the one the packet-level engine's switches hash the flow's entropy onto.
+//! Flowing&Jumping, `FacaPlacement`) needs. ECMP and WCMP need neither: their
+//! path is the one the packet-level engine's switches hash the flow's entropy
+//! onto.
 
+use crate::lb::faca::flowing::FlowingJumping;
 use crate::lb::{LbStats, LoadBalancer};
 use crate::net::{Network, Node, PortId};
 use crate::scenario::{LbKind, ScenarioError};
 use crate::time::SimTime;
 use crate::transport::Flow;
+use std::collections::HashMap;
 
 /// What a chooser knows when it places a flow.
 pub struct PathCtx<'a> {
@@ -49,10 +52,52 @@ impl PathChooser for Hashed {
     }
 }
 
+/// FaCa (§5.5) with perfect knowledge: each flow goes where Flowing &
+/// Jumping puts it on the ring of its candidate up-down paths (in uplink
+/// order), the load of a path being the flows already placed on its busiest
+/// switch-to-switch link per Gb/s of that link. What the packet engine's FaCa
+/// learns from probes, with delay and smoothing (`lb::faca`), is here exact
+/// and instantaneous: the flows placed before this one, in flow id order, by
+/// every host (an upper bound on what probing can see). The placement is a
+/// path, not an entropy value: FaCa's probes find an EV for every path.
+/// The anchor is drawn from the flow's own stream; the anchor state is kept
+/// per (source, destination), as the host agent keeps it.
+#[derive(Default)]
+pub struct FacaPlacement {
+    anchors: HashMap<(u32, u32), FlowingJumping>,
+}
+
+impl PathChooser for FacaPlacement {
+    fn choose(&mut self, ctx: &mut PathCtx, flow: &mut Flow) -> Result<Vec<PortId>, ScenarioError> {
+        let (src, dst) = (flow.spec.src, flow.spec.dst);
+        let mut ring = candidates(ctx.net, src, dst);
+        let loads: Vec<f64> = ring
+            .iter()
+            .map(|path| {
+                path.iter()
+                    .filter(|&&p| {
+                        let port = &ctx.net.ports[p as usize];
+                        matches!((port.from, port.to), (Node::Switch(_), Node::Switch(_)))
+                    })
+                    .map(|&p| ctx.placed[p as usize] as f64 / (ctx.net.ports[p as usize].rate.bps() as f64 / 1e9))
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let rng = &mut flow.rng;
+        let k = self
+            .anchors
+            .entry((src, dst))
+            .or_default()
+            .place(&loads, &mut |n| rng.below(n as u64) as usize);
+        Ok(ring.swap_remove(k))
+    }
+}
+
 /// The chooser for a balancer kind; None for kinds the flow-level mode does not model.
 pub fn chooser(kind: LbKind) -> Option<Box<dyn PathChooser>> {
     match kind.name() {
         "ecmp" | "wcmp" => Some(Box::new(Hashed)),
+        "faca" => Some(Box::<FacaPlacement>::default()),
         _ => None,
     }
 }
