@@ -46,7 +46,8 @@ class Figure:
     #: flows' mean, p99 and p99.9 completion times against `x`, variants "<x>/<lb>"), "balance"
     #: (FaCa Figs. 6-7: uplink and RNIC throughput spread, mean over seeds, variants "<seed>/<lb>"),
     #: "congestion" (flow-level: congestion rate and the ToR uplinks' spread against `x`, mean
-    #: over seeds, variants "<x>/<lb>/<seed>").
+    #: over seeds, variants "<x>/<lb>/<seed>"), "drop" (flow-level, FaCa Fig. 1: the largest
+    #: throughput of t1_0's ports and their max − min against `x`, mean over seeds).
     plot: str
     paper: str
     x_label: str = ""
@@ -227,6 +228,8 @@ _FACA_CLOS_LBS = ("ecmp", "wcmp", "plb", "faca")
 #: FaCa Figs. 8-9: the flow-level balancers (PLB reacts to ECN over time: packet level only).
 _FACA_FLOW_LBS = ("ecmp", "wcmp", "faca")
 _FACA_STREAMS = (1, 2, 4, 8, 16)
+#: FaCa Fig. 1: flows per RNIC (160 RNICs: up to 40 000 flows).
+_FACA_FIG1_K = (1, 2, 4, 8, 16, 32, 64, 125, 250)
 
 
 FIGURES: dict[str, Figure] = {
@@ -384,6 +387,16 @@ FIGURES: dict[str, Figure] = {
         "throughput ECMP 148.06 vs FaCa 2.96 (Fig. 6); RNIC throughput gap 38 vs 6 Gbps, standard deviation "
         "13.61 vs 1.78, average 22.5 % higher with FaCa (Fig. 7).",
         quick={"stop_at": "1500us"},
+    ),
+    "faca-fig1": Figure(
+        "faca/production_clos_fig1.toml",
+        {f"{k}/ecmp/{seed}": {"workload.parallel": k, "seed": seed} for k in _FACA_FIG1_K for seed in range(1, 6)},
+        "drop",
+        "ECMP in the production DCN, the two sides sending to each other: the maximum throughput of a "
+        "layer-1 switch's ports falls to almost a quarter as the flows grow to 40 000.",
+        x_label="Flows",
+        x={f"{k}/ecmp": 160.0 * k for k in _FACA_FIG1_K},
+        mode="flow",
     ),
     "faca-fig8": Figure(
         "faca/production_clos.toml",
@@ -679,8 +692,11 @@ def _trace_figure(fig: Figure, results: Mapping[str, Result], stem: Path) -> Non
 def _flow_row(variant: str, r: Any) -> dict[str, Any]:
     """A flow-level result's numbers: congestion rate and the ToR uplinks' spread (Gb/s)."""
     up = r.summary["classes"].get("t0->t1", {})
+    core = r.ports[r.ports["name"].str.startswith("t1_0->")]["throughput_bps"]  # FaCa Fig. 1: one layer-1 switch
     return {
         "variant": variant,
+        "core_max_gbps": float(core.max()) / 1e9,
+        "core_drop_gbps": float(core.max() - core.min()) / 1e9,
         "flows": len(r.flows),
         "congestion_rate": r.summary["congestion_rate"],
         "uplink_max_gbps": up.get("max_bps", float("nan")) / 1e9,
@@ -715,6 +731,32 @@ def _congestion_figure(fig: Figure, table: Any, stem: Path) -> None:
         style.save(f, stem)
 
 
+def _drop_figure(fig: Figure, table: Any, stem: Path) -> None:
+    """FaCa Fig. 1: the largest throughput of one layer-1 switch's ports (t1_0) and their Drop
+    (max − min) against the number of flows, each point the mean over seeds ("<x>/<lb>/<seed>")."""
+    import matplotlib.pyplot as plt
+
+    from .plot import style
+
+    parts = table["variant"].str.split("/")
+    frame = table.assign(x=[fig.x["/".join(p[:2])] for p in parts], lb=parts.str[1])
+    means = frame.groupby(["lb", "x"])[["core_max_gbps", "core_drop_gbps"]].mean().reset_index()
+    with style.context():
+        f, axes = plt.subplots(1, 2, figsize=(7.0, 2.6), layout="constrained")
+        for ax, (col, label) in zip(axes, (("core_max_gbps", "Max port throughput (Gb/s)"),
+                                           ("core_drop_gbps", "Drop: max − min (Gb/s)"))):
+            style.apply(ax)
+            for lb in style.sort_labels(sorted(set(means["lb"]))):
+                part = means[means["lb"] == lb]
+                ax.plot(part["x"], part[col], marker="o", color=style.color(lb), label=style.label(lb))
+            ax.set_xlabel(fig.x_label)
+            ax.set_ylabel(label)
+            ax.set_xscale("log")
+            ax.set_ylim(bottom=0)
+        axes[0].legend()
+        style.save(f, stem)
+
+
 def _reproduce_flow_level(name: str, fig: Figure, path: Path, d: Path, quick: bool,
                           log: Callable[[str], None]) -> Path:
     """A flow-level figure: every variant through :func:`lbsim.flow_level` (fast:
@@ -731,11 +773,13 @@ def _reproduce_flow_level(name: str, fig: Figure, path: Path, d: Path, quick: bo
     table.to_csv(d / "summary.csv", index=False)
     if fig.plot == "congestion":
         _congestion_figure(fig, table, d / name)
+    elif fig.plot == "drop":
+        _drop_figure(fig, table, d / name)
     else:
         raise LbsimError(f"figure {name}: plot {fig.plot!r} is not drawn from flow-level results")
     by_x = table.assign(group=[v.rsplit("/", 1)[0] for v in table["variant"]]).groupby("group", sort=False)
     log(render(frame_table(by_x[["flows", "congestion_rate", "uplink_max_gbps", "uplink_drop_gbps",
-                                 "uplink_std_gbps"]].mean().reset_index(), ".4g")))
+                                 "uplink_std_gbps", "core_max_gbps", "core_drop_gbps"]].mean().reset_index(), ".4g")))
     return d
 
 
