@@ -19,6 +19,7 @@ and, when the scenario asks for them (``[observe]``, ``[[failures]]``):
 ``drops_series.parquet``  packets dropped per cause per bucket
 ``rtt.parquet``           one RTT sample per ACK: flow, time_us, rtt_us
 ``failures.parquet``      the failures as resolved: link, kind, start, duration
+``faca_paths.parquet``    FaCa's path load estimates over time (docs/faca.md)
 ========================  ===================================================
 
 Unknown values (the finish time of an unfinished flow) are nulls in Parquet
@@ -54,7 +55,8 @@ __all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
-OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series", "switch_lb_records")
+OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series", "switch_lb_records",
+                   "faca_paths")
 
 #: The message table's columns (derived from the flow table when no message was split).
 MESSAGE_COLUMNS = (

@@ -53,3 +53,18 @@ def test_fig8_flow_level_reproduction(tmp_path: Path) -> None:
     # Flowing & Jumping with every earlier placement known congests fewer flows than ECMP's hash.
     assert table.loc[lb == "faca", "congestion_rate"].mean() < table.loc[lb == "ecmp", "congestion_rate"].mean()
     assert (d / "faca-fig8.png").is_file() and (d / "1_faca_1" / "flows.parquet").is_file()
+
+
+def test_faca_logs_its_path_estimates() -> None:
+    # FaCa's per-path load estimates over time (the faca_paths table): probes echo from 0 on,
+    # each of the 20 flows is placed once, at its start, on a path of its source's table.
+    r = lbsim.run(lbsim.Scenario.load(SCENARIO).set("stop_at", "1ms").set("lb.kind", "faca"), progress=False)
+    t = r.table("faca_paths")
+    placed, probes = t[t["event"] == "placed"], t[t["event"] == "probe"]
+    starts = r.flows.set_index("id")["start_us"]
+    assert len(placed) == 20 and sorted(placed["time_us"]) == sorted(starts)
+    assert placed["path"].str.startswith("t0_0->t1_").all() and (t["estimate"] >= 0).all()
+    assert probes["time_us"].min() < placed["time_us"].min() and t["time_us"].is_monotonic_increasing
+    # Each placement adds the flow's bytes in flight (capped at a BDP) to the path's estimate.
+    assert (placed["estimate"] >= placed["sample"]).all() and (placed["sample"] > 0).all()
+    assert r.summary["host_lb"]["faca.placed"] == 20

@@ -123,6 +123,7 @@ impl Simulation {
         }
         out.extend(self.pfc_table());
         out.extend(self.net.policies.records_table(&self.net.switches));
+        out.extend(self.lb_agent.as_ref().and_then(|a| a.table(&self.net)));
         if !self.failures.is_empty() {
             let mut entry = Vec::new();
             let mut link = Vec::new();

@@ -116,6 +116,21 @@ pub struct Agent {
     nic_rate: Vec<Rate>,
     nic_bytes: Vec<u64>,
     stats: Stats,
+    /// Every change of a path's estimate, in time order (the `faca_paths` table).
+    log: Vec<EstimateChange>,
+}
+
+/// A path's estimate changed: a probe's echo came back, or a flow was placed on it.
+#[derive(Clone, Debug)]
+struct EstimateChange {
+    at: SimTime,
+    src: u32,
+    dst: u32,
+    hops: Vec<Hop>,
+    /// The probe's β, or the bytes a placed flow added (Alg. 1 "update E").
+    sample: f64,
+    placed: bool,
+    estimate: f64,
 }
 
 impl Agent {
@@ -142,6 +157,7 @@ impl Agent {
             nic_bytes: vec![0; nic_rate.len()],
             nic_rate,
             stats: Stats::default(),
+            log: Vec::new(),
         }
     }
 
@@ -237,7 +253,16 @@ impl Agent {
         let hops: Vec<Hop> = trace.hops.iter().map(|r| (r.switch, r.port)).collect();
         let k = self.cfg.k;
         if let Some(d) = self.hosts.get_mut(&trace.src).and_then(|h| h.dests.get_mut(&trace.dst)) {
-            d.table.observe(&hops, trace.ev, b, now, k);
+            let i = d.table.observe(&hops, trace.ev, b, now, k);
+            self.log.push(EstimateChange {
+                at: now,
+                src: trace.src,
+                dst: trace.dst,
+                hops,
+                sample: b,
+                placed: false,
+                estimate: d.table.paths[i].estimate.value(),
+            });
         }
     }
 }
@@ -287,7 +312,7 @@ impl HostAgent for Agent {
         }
     }
 
-    fn flow_ev(&mut self, _now: SimTime, flow: u32, src: u32, dst: u32, size: u64) -> Option<u16> {
+    fn flow_ev(&mut self, now: SimTime, flow: u32, src: u32, dst: u32, size: u64) -> Option<u16> {
         if !self.mine.contains(&flow) {
             return None;
         }
@@ -304,7 +329,17 @@ impl HostAgent for Agent {
         let pick = d.table.placer.place(&loads, &mut |n| rng.below(n as u64) as usize);
         let path = &mut d.table.paths[usable[pick]];
         // Alg. 1 "update E": the flow's bytes in flight, at most the cap.
-        path.estimate.add(size.min(self.cfg.flow_load_cap) as f64);
+        let added = size.min(self.cfg.flow_load_cap) as f64;
+        path.estimate.add(added);
+        self.log.push(EstimateChange {
+            at: now,
+            src,
+            dst,
+            hops: path.hops.clone(),
+            sample: added,
+            placed: true,
+            estimate: path.estimate.value(),
+        });
         let ev = path.evs[h.rng.below(path.evs.len() as u64) as usize];
         self.stats.placed += 1;
         Some(ev)
@@ -312,6 +347,35 @@ impl HostAgent for Agent {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn table(&self, net: &crate::net::Network) -> Option<crate::table::Table> {
+        use crate::table::{Column, Table};
+        if self.log.is_empty() {
+            return None;
+        }
+        let path = |hops: &[Hop]| {
+            let names: Vec<&str> = hops.iter().map(|&(_, p)| net.ports[p as usize].name.as_str()).collect();
+            names.join(" ")
+        };
+        let l = &self.log;
+        Some(
+            Table::new("faca_paths")
+                .with("time_us", Column::F64(l.iter().map(|c| c.at.as_us_f64()).collect()))
+                .with("src", Column::U32(l.iter().map(|c| c.src).collect()))
+                .with("dst", Column::U32(l.iter().map(|c| c.dst).collect()))
+                .with("path", Column::Str(l.iter().map(|c| path(&c.hops)).collect()))
+                .with(
+                    "event",
+                    Column::Str(
+                        l.iter()
+                            .map(|c| if c.placed { "placed" } else { "probe" }.to_string())
+                            .collect(),
+                    ),
+                )
+                .with("sample", Column::F64(l.iter().map(|c| c.sample).collect()))
+                .with("estimate", Column::F64(l.iter().map(|c| c.estimate).collect())),
+        )
     }
 
     fn summary(&self, end: SimTime, out: &mut BTreeMap<String, f64>) {
