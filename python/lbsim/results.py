@@ -226,6 +226,7 @@ class Result:
                     "drops_series": "set observe.drops = true",
                     "rtt": "set observe.rtt = true",
                     "switch_lb_series": "set observe.switch_lb = true",
+                    "faca_paths": "set observe.host_lb = true with lb.kind = \"faca\"",
                     "failures": "the scenario has no [[failures]]",
                     "steps": "the workload is not a collective",
                 }.get(name, "")

@@ -58,7 +58,8 @@ def test_fig8_flow_level_reproduction(tmp_path: Path) -> None:
 def test_faca_logs_its_path_estimates() -> None:
     # FaCa's per-path load estimates over time (the faca_paths table): probes echo from 0 on,
     # each of the 20 flows is placed once, at its start, on a path of its source's table.
-    r = lbsim.run(lbsim.Scenario.load(SCENARIO).set("stop_at", "1ms").set("lb.kind", "faca"), progress=False)
+    r = lbsim.run(lbsim.Scenario.load(SCENARIO).set("stop_at", "1ms").set("lb.kind", "faca")
+                 .set("observe.host_lb", True), progress=False)
     t = r.table("faca_paths")
     placed, probes = t[t["event"] == "placed"], t[t["event"] == "probe"]
     starts = r.flows.set_index("id")["start_us"]
@@ -68,3 +69,9 @@ def test_faca_logs_its_path_estimates() -> None:
     # Each placement adds the flow's bytes in flight (capped at a BDP) to the path's estimate.
     assert (placed["estimate"] >= placed["sample"]).all() and (placed["sample"] > 0).all()
     assert r.summary["host_lb"]["faca.placed"] == 20
+    # Not recorded unless asked (it grows with the probes), and asked only of a balancer that has it.
+    quiet = lbsim.run(lbsim.Scenario.load(SCENARIO).set("stop_at", "300us").set("lb.kind", "faca"), progress=False)
+    with pytest.raises(lbsim.LbsimError, match="observe.host_lb"):
+        quiet.table("faca_paths")
+    with pytest.raises(lbsim.ScenarioError, match="observe.host_lb"):
+        lbsim.run(lbsim.Scenario.load(SCENARIO).set("observe.host_lb", True), progress=False)

@@ -64,7 +64,8 @@ pub fn build_with(
     if let Some(agent) = receiver_cc {
         sim.set_receiver_cc(agent);
     }
-    if let Some(agent) = lb_agent {
+    if let Some(mut agent) = lb_agent {
+        agent.record(s.observe.host_lb);
         sim.set_lb_agent(agent);
     }
     sim.set_failures(plans, s.routing.convergence.value);
@@ -144,6 +145,12 @@ fn observer(s: &Scenario, net: &crate::net::Network) -> Result<Option<Observer>,
         return err(
             "observe.switch_lb",
             "needs a switch-side load balancer (lb.kind such as \"conweave\")",
+        );
+    }
+    if o.host_lb && !s.lb.kinds().any(|k| crate::lb::entry(k).int_probes) {
+        return err(
+            "observe.host_lb",
+            "needs a host-side balancer with a host agent (lb.kind = \"faca\")",
         );
     }
     if ports.is_empty() && !o.drops && !o.rtt && !o.buffers && !o.switch_lb {

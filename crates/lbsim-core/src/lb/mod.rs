@@ -127,6 +127,8 @@ pub trait HostAgent {
     fn flow_ev(&mut self, now: SimTime, flow: u32, src: u32, dst: u32, size: u64) -> Option<u16>;
     /// What it counted, for the summary (`host_lb`, named `<lb>.<key>`), at the end of a run lasting `end`.
     fn summary(&self, _end: SimTime, _out: &mut std::collections::BTreeMap<String, f64>) {}
+    /// Whether to record its state over time for `table` (`observe.host_lb`).
+    fn record(&mut self, _on: bool) {}
     /// What it recorded over the run as a table (FaCa: every path estimate's changes), if anything.
     fn table(&self, _net: &crate::net::Network) -> Option<crate::table::Table> {
         None

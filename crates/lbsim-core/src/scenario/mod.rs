@@ -239,6 +239,8 @@ pub struct Observe {
     pub buffers: bool,
     /// Switch-side balancers' state per switch per bucket (ConWeave's reorder queues and memory).
     pub switch_lb: bool,
+    /// Host-side balancers' state over time (FaCa: every change of a path's load estimate).
+    pub host_lb: bool,
 }
 
 /// `seed`: TOML integers are 64-bit signed, so a seed is 0 ..= i64::MAX

@@ -116,8 +116,9 @@ pub struct Agent {
     nic_rate: Vec<Rate>,
     nic_bytes: Vec<u64>,
     stats: Stats,
-    /// Every change of a path's estimate, in time order (the `faca_paths` table).
+    /// Every change of a path's estimate, in time order (the `faca_paths` table), when recording.
     log: Vec<EstimateChange>,
+    recording: bool,
 }
 
 /// A path's estimate changed: a probe's echo came back, or a flow was placed on it.
@@ -158,6 +159,7 @@ impl Agent {
             nic_rate,
             stats: Stats::default(),
             log: Vec::new(),
+            recording: false,
         }
     }
 
@@ -254,6 +256,9 @@ impl Agent {
         let k = self.cfg.k;
         if let Some(d) = self.hosts.get_mut(&trace.src).and_then(|h| h.dests.get_mut(&trace.dst)) {
             let i = d.table.observe(&hops, trace.ev, b, now, k);
+            if !self.recording {
+                return;
+            }
             self.log.push(EstimateChange {
                 at: now,
                 src: trace.src,
@@ -331,15 +336,17 @@ impl HostAgent for Agent {
         // Alg. 1 "update E": the flow's bytes in flight, at most the cap.
         let added = size.min(self.cfg.flow_load_cap) as f64;
         path.estimate.add(added);
-        self.log.push(EstimateChange {
-            at: now,
-            src,
-            dst,
-            hops: path.hops.clone(),
-            sample: added,
-            placed: true,
-            estimate: path.estimate.value(),
-        });
+        if self.recording {
+            self.log.push(EstimateChange {
+                at: now,
+                src,
+                dst,
+                hops: path.hops.clone(),
+                sample: added,
+                placed: true,
+                estimate: path.estimate.value(),
+            });
+        }
         let ev = path.evs[h.rng.below(path.evs.len() as u64) as usize];
         self.stats.placed += 1;
         Some(ev)
@@ -347,6 +354,10 @@ impl HostAgent for Agent {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn record(&mut self, on: bool) {
+        self.recording = on;
     }
 
     fn table(&self, net: &crate::net::Network) -> Option<crate::table::Table> {
