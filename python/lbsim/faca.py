@@ -2,7 +2,9 @@
 access switch's uplinks carry the traffic (the standard deviation of their
 throughput, Fig. 6) and how evenly the sending RNICs get their share (the
 gap between the fastest and the slowest, their standard deviation and mean,
-Fig. 7), all over a steady window after the flows have settled."""
+Fig. 7), all over a steady window after the flows have settled; and how
+much of the traffic into the core waits behind a standing queue over time
+(Fig. 9b)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pandas as pd
 from .errors import LbsimError
 from .results import Result
 
-__all__ = ["port_throughput", "balance"]
+__all__ = ["port_throughput", "balance", "core_congestion"]
 
 
 def port_throughput(r: Result, pattern: str, start_us: float, end_us: float) -> pd.Series:
@@ -50,3 +52,25 @@ def balance(r: Result, switch: str = "t0_0", start_us: float = 1000.0, end_us: f
         "rnic_gap_gbps": float(v.max() - v.min()),
         "rnic_std_gbps": float(np.std(v)),
     }
+
+
+def core_congestion(r: Result, threshold_bytes: int | None = None) -> pd.DataFrame:
+    """FaCa Fig. 9b for one run: per sampling bucket (``time_us``, its end), the
+    bytes the leaves sent up into the core (``bytes``), those sent by uplinks
+    whose queue reached ``threshold_bytes`` in the bucket (``congested_bytes``)
+    and their share (``congested_share``, NaN when nothing was sent).
+    ``threshold_bytes`` defaults to the scenario's ECN marking threshold
+    (``queue.ecn_kmin``): traffic that met a queue where marking starts."""
+    from .units import parse_bytes
+
+    if threshold_bytes is None:
+        threshold_bytes = parse_bytes(str(r.params["queue"]["ecn_kmin"]))
+    ports = r.ports
+    up = ports[ports["port"].str.match(r"^t0_\d+->t1_\d+$")]
+    if up.empty:
+        raise LbsimError("the run sampled no leaf uplinks (list the leaves, e.g. \"t0_0\", in observe.ports)")
+    frame = up.assign(congested=np.where(up["queue_max_bytes"] >= threshold_bytes, up["tx_bytes"], 0))
+    out = frame.groupby("time_us").agg(bytes=("tx_bytes", "sum"), congested_bytes=("congested", "sum")).reset_index()
+    total = out["bytes"].to_numpy(dtype=float)
+    share = np.divide(out["congested_bytes"].to_numpy(dtype=float), total, out=np.full(len(out), np.nan), where=total > 0)
+    return out.assign(congested_share=share)

@@ -45,6 +45,8 @@ class Figure:
     #: "resume_error" (the CDF of ConWeave's T_resume errors per variant), "fct" (the measured
     #: flows' mean, p99 and p99.9 completion times against `x`, variants "<x>/<lb>"), "balance"
     #: (FaCa Figs. 6-7: uplink and RNIC throughput spread, mean over seeds, variants "<seed>/<lb>"),
+    #: "core_congestion" (FaCa Fig. 9b: the share of the traffic into the core that met a standing
+    #: queue, over time, a line per variant),
     #: "congestion" (flow-level: congestion rate and the ToR uplinks' spread against `x`, mean
     #: over seeds, variants "<x>/<lb>/<seed>"), "drop" (flow-level, FaCa Fig. 1: the largest
     #: throughput of t1_0's ports and their max − min against `x`, mean over seeds).
@@ -388,6 +390,14 @@ FIGURES: dict[str, Figure] = {
         "13.61 vs 1.78, average 22.5 % higher with FaCa (Fig. 7).",
         quick={"stop_at": "1500us"},
     ),
+    "faca-fig9b": Figure(
+        "faca/microbench_streams.toml",
+        _lbs("ecmp", "wcmp", "plb", "faca"),
+        "core_congestion",
+        "Micro-benchmark with streams that keep coming: congested traffic on the core switches over "
+        "time; FaCa's grows slowest, ECMP/WCMP ahead of PLB at loads the links carry.",
+        quick={"stop_at": "2ms"},
+    ),
     "faca-fig1": Figure(
         "faca/production_clos_fig1.toml",
         {f"{k}/ecmp/{seed}": {"workload.parallel": k, "seed": seed} for k in _FACA_FIG1_K for seed in range(1, 6)},
@@ -617,6 +627,35 @@ _BALANCE_STATS = {"s0_std_gbps": "Std of S0 uplinks (Gb/s)", "rnic_gap_gbps": "R
                   "rnic_std_gbps": "Std of RNICs (Gb/s)", "rnic_mean_gbps": "Mean RNIC (Gb/s)"}
 
 
+def _core_congestion_stats(r: Result) -> dict[str, float]:
+    """FaCa Fig. 9b for one run: the share of the leaves' traffic into the core, over the whole run,
+    sent by uplinks whose queue reached the ECN threshold (:func:`lbsim.faca.core_congestion`)."""
+    from .faca import core_congestion
+
+    c = core_congestion(r)
+    return {"congested_share": float(c["congested_bytes"].sum() / c["bytes"].sum())}
+
+
+def _core_congestion_figure(results: Mapping[str, Result], stem: Path) -> None:
+    """The congested share of the traffic into the core per bucket, a line per variant."""
+    import matplotlib.pyplot as plt
+
+    from .faca import core_congestion
+    from .plot import style
+
+    with style.context():
+        f, ax = plt.subplots(figsize=(7.0, 2.6), layout="constrained")
+        style.apply(ax)
+        for v in style.sort_labels(list(results)):
+            c = core_congestion(results[v])
+            ax.plot(c["time_us"] / 1000.0, c["congested_share"], color=style.color(v), label=style.label(v))
+        ax.set_xlabel("Time (ms)")
+        ax.set_ylabel("Congested share of traffic into the core")
+        ax.set_ylim(0, 1)
+        ax.legend(ncol=4)
+        style.save(f, stem)
+
+
 def _balance_figure(table: Any, stem: Path) -> None:
     """One panel per statistic of :data:`_BALANCE_STATS`: a bar per load balancer,
     the mean over seeds, and every seed's value as a dot."""
@@ -823,7 +862,7 @@ def reproduce(
             continue
         log(f"{name}: {variant}")
         results[variant] = run(s, progress=progress, out=vd)
-    extra = {"fct": _fct_stats, "balance": _balance_stats}.get(fig.plot)
+    extra = {"fct": _fct_stats, "balance": _balance_stats, "core_congestion": _core_congestion_stats}.get(fig.plot)
     table = pd.DataFrame([row(v, r) | (extra(r) if extra else {}) for v, r in results.items()])
     table.to_csv(d / "summary.csv", index=False)
 
@@ -835,6 +874,8 @@ def reproduce(
         _fct_figure(fig, table, d / name)
     elif fig.plot == "balance":
         _balance_figure(table, d / name)
+    elif fig.plot == "core_congestion":
+        _core_congestion_figure(results, d / name)
     elif fig.plot == "reorder":
         reorder_figure(results, d / name)
     elif fig.plot == "resume_error":

@@ -75,3 +75,20 @@ def test_faca_logs_its_path_estimates() -> None:
         quiet.table("faca_paths")
     with pytest.raises(lbsim.ScenarioError, match="observe.host_lb"):
         lbsim.run(lbsim.Scenario.load(SCENARIO).set("observe.host_lb", True), progress=False)
+
+
+def test_core_congestion_counts_the_uplinks_bytes() -> None:
+    from lbsim.faca import core_congestion
+
+    streams = SCENARIO.with_name("microbench_streams.toml")
+    r = lbsim.run(lbsim.Scenario.load(streams).set("stop_at", "800us"), progress=False)
+    c = core_congestion(r)
+    up = r.ports[r.ports["port"].str.match(r"^t0_\d+->t1_\d+$")]
+    assert len(up["port"].unique()) == 128 and c["bytes"].sum() == up["tx_bytes"].sum() > 0
+    assert (c["congested_bytes"] <= c["bytes"]).all() and c["congested_share"].dropna().between(0, 1).all()
+    # The threshold decides: every byte met a queue of at least 0 bytes, none one of 1 TB.
+    every = core_congestion(r, threshold_bytes=0)
+    assert (every["congested_bytes"] == every["bytes"]).all()
+    assert core_congestion(r, threshold_bytes=10**12)["congested_bytes"].sum() == 0
+    # The default is the scenario's ECN threshold (100 KB): in between.
+    assert 0 <= c["congested_bytes"].sum() <= core_congestion(r, threshold_bytes=1)["congested_bytes"].sum()
