@@ -60,9 +60,13 @@ impl Simulation {
         None
     }
 
-    pub(super) fn host_receive(&mut self, host: u32, id: PacketId) {
-        self.counters.delivered += 1;
+    /// A packet reached `host` over `link`.
+    pub(super) fn host_receive(&mut self, host: u32, link: u32, id: PacketId) {
         let pkt = *self.pool.get(id);
+        if pkt.kind == PacketKind::Pause {
+            return self.on_pause_frame(link, id); // counts it delivered
+        }
+        self.counters.delivered += 1;
         self.pool.free(id);
         debug_assert_eq!(pkt.dst, host);
         match pkt.kind {
@@ -71,7 +75,7 @@ impl Simulation {
             PacketKind::Nack => self.on_nack(pkt),
             PacketKind::Credit => self.on_credit(pkt),
             PacketKind::Rts => self.receive_request(host, pkt),
-            PacketKind::Pause => unreachable!("PFC frames are taken at the link"),
+            PacketKind::Pause => unreachable!("PFC frames are taken above"),
             PacketKind::Probe | PacketKind::ProbeEcho => self.agent_receive(host, pkt),
             PacketKind::SwitchControl => {
                 debug_assert!(false, "a switch policy let its control packet reach host {host}")

@@ -202,13 +202,10 @@ impl Simulation {
             self.drop_packet(id, true);
             return;
         }
-        if self.pool.get(id).kind == PacketKind::Pause {
-            self.on_pause_frame(port_id, id);
-            return;
-        }
+        // PFC frames are taken where the packet is read anyway (`switch_receive`, `host_receive`).
         match port.to {
             Node::Switch(sw) => self.switch_receive(sw, port_id, id),
-            Node::Host(h) => self.host_receive(h, id),
+            Node::Host(h) => self.host_receive(h, port_id, id),
         }
     }
 
@@ -216,6 +213,10 @@ impl Simulation {
     #[inline]
     fn switch_receive(&mut self, sw: u32, ingress: PortId, id: PacketId) {
         let pkt = self.pool.get_mut(id);
+        if pkt.kind == PacketKind::Pause {
+            self.on_pause_frame(ingress, id);
+            return;
+        }
         let class = pkt.route;
         match self.net.forward(sw, ingress, id, pkt, self.now, &mut self.policy_out) {
             Decision::Forward(out) => self.enqueue(out, id, Some(ingress)),
