@@ -32,6 +32,7 @@ from .results import (
     _write_atomic,
     check_out_dir,
     is_run_dir,
+    load_frame,
     replace_dir,
     table_arrays,
 )
@@ -83,15 +84,11 @@ class FlowLevelResult:
         return Scenario(self.scenario_toml)
 
     def _table(self, name: str) -> pd.DataFrame:
-        import pandas as pd
-
         if name not in self._frames:
-            if self._arrays is not None:
-                self._frames[name] = pd.DataFrame({k: np.array(v) for k, v in self._arrays[name].items()})
-            elif self.path is not None:
-                self._frames[name] = pd.read_parquet(self.path / f"{name}.parquet")
-            else:  # pragma: no cover - a result always has one or the other
+            frame = load_frame(self._arrays, self.path, name)
+            if frame is None:  # pragma: no cover - a result always has one or the other
                 raise LbsimError(f"no {name} table")
+            self._frames[name] = frame
         return self._frames[name]
 
     @property

@@ -406,6 +406,7 @@ FIGURES: dict[str, Figure] = {
         "layer-1 switch's ports falls to almost a quarter as the flows grow to 40 000.",
         x_label="Flows",
         x={f"{k}/ecmp": 160.0 * k for k in _FACA_FIG1_K},
+        x_log=True,
         mode="flow",
     ),
     "faca-fig8": Figure(
@@ -744,20 +745,20 @@ def _flow_row(variant: str, r: Any) -> dict[str, Any]:
     }
 
 
-def _congestion_figure(fig: Figure, table: Any, stem: Path) -> None:
-    """Congestion rate and the ToR uplinks' standard deviation against x, a line
-    per load balancer, each point the mean over seeds (variants "<x>/<lb>/<seed>")."""
+def _seed_mean_figure(fig: Figure, table: Any, stem: Path, panels: tuple[tuple[str, str], ...],
+                      log_base: float, y_from_zero: bool = False) -> None:
+    """One panel per (column, label) of ``panels`` against x, a line per load
+    balancer, each point the mean over seeds (variants "<x>/<lb>/<seed>")."""
     import matplotlib.pyplot as plt
 
     from .plot import style
 
     parts = table["variant"].str.split("/")
     frame = table.assign(x=[fig.x["/".join(p[:2])] for p in parts], lb=parts.str[1])
-    means = frame.groupby(["lb", "x"])[["congestion_rate", "uplink_std_gbps"]].mean().reset_index()
+    means = frame.groupby(["lb", "x"])[[col for col, _ in panels]].mean().reset_index()
     with style.context():
-        f, axes = plt.subplots(1, 2, figsize=(7.0, 2.6), layout="constrained")
-        for ax, (col, label) in zip(axes, (("congestion_rate", "Congestion rate"),
-                                           ("uplink_std_gbps", "Std of ToR uplinks (Gb/s)"))):
+        f, axes = plt.subplots(1, len(panels), figsize=(7.0, 2.6), layout="constrained")
+        for ax, (col, label) in zip(axes, panels):
             style.apply(ax)
             for lb in style.sort_labels(sorted(set(means["lb"]))):
                 part = means[means["lb"] == lb]
@@ -765,35 +766,21 @@ def _congestion_figure(fig: Figure, table: Any, stem: Path) -> None:
             ax.set_xlabel(fig.x_label)
             ax.set_ylabel(label)
             if fig.x_log:
-                ax.set_xscale("log", base=2)
+                ax.set_xscale("log", base=log_base)
+            if y_from_zero:
+                ax.set_ylim(bottom=0)
         axes[0].legend()
         style.save(f, stem)
 
 
-def _drop_figure(fig: Figure, table: Any, stem: Path) -> None:
-    """FaCa Fig. 1: the largest throughput of one layer-1 switch's ports (t1_0) and their Drop
-    (max − min) against the number of flows, each point the mean over seeds ("<x>/<lb>/<seed>")."""
-    import matplotlib.pyplot as plt
-
-    from .plot import style
-
-    parts = table["variant"].str.split("/")
-    frame = table.assign(x=[fig.x["/".join(p[:2])] for p in parts], lb=parts.str[1])
-    means = frame.groupby(["lb", "x"])[["core_max_gbps", "core_drop_gbps"]].mean().reset_index()
-    with style.context():
-        f, axes = plt.subplots(1, 2, figsize=(7.0, 2.6), layout="constrained")
-        for ax, (col, label) in zip(axes, (("core_max_gbps", "Max port throughput (Gb/s)"),
-                                           ("core_drop_gbps", "Drop: max − min (Gb/s)"))):
-            style.apply(ax)
-            for lb in style.sort_labels(sorted(set(means["lb"]))):
-                part = means[means["lb"] == lb]
-                ax.plot(part["x"], part[col], marker="o", color=style.color(lb), label=style.label(lb))
-            ax.set_xlabel(fig.x_label)
-            ax.set_ylabel(label)
-            ax.set_xscale("log")
-            ax.set_ylim(bottom=0)
-        axes[0].legend()
-        style.save(f, stem)
+#: What the flow-level plots draw: panels (column, label), the log x axis's base, whether y starts
+#: at 0. FaCa Figs. 8-9a ("congestion") and Fig. 1 ("drop", one layer-1 switch's ports, t1_0).
+_FLOW_PLOTS: dict[str, tuple[tuple[tuple[str, str], ...], float, bool]] = {
+    "congestion": ((("congestion_rate", "Congestion rate"), ("uplink_std_gbps", "Std of ToR uplinks (Gb/s)")),
+                   2, False),
+    "drop": ((("core_max_gbps", "Max port throughput (Gb/s)"), ("core_drop_gbps", "Drop: max − min (Gb/s)")),
+             10, True),
+}
 
 
 def _reproduce_flow_level(name: str, fig: Figure, path: Path, d: Path, quick: bool,
@@ -810,12 +797,9 @@ def _reproduce_flow_level(name: str, fig: Figure, path: Path, d: Path, quick: bo
         rows.append(_flow_row(variant, flow_level(s, out=d / variant.replace("/", "_"))))
     table = pd.DataFrame(rows)
     table.to_csv(d / "summary.csv", index=False)
-    if fig.plot == "congestion":
-        _congestion_figure(fig, table, d / name)
-    elif fig.plot == "drop":
-        _drop_figure(fig, table, d / name)
-    else:
+    if fig.plot not in _FLOW_PLOTS:
         raise LbsimError(f"figure {name}: plot {fig.plot!r} is not drawn from flow-level results")
+    _seed_mean_figure(fig, table, d / name, *_FLOW_PLOTS[fig.plot])
     by_x = table.assign(group=[v.rsplit("/", 1)[0] for v in table["variant"]]).groupby("group", sort=False)
     log(render(frame_table(by_x[["flows", "congestion_rate", "uplink_max_gbps", "uplink_drop_gbps",
                                  "uplink_std_gbps", "core_max_gbps", "core_drop_gbps"]].mean().reset_index(), ".4g")))

@@ -139,6 +139,18 @@ def _arrow_from_arrays(cols: Columns) -> pa.Table:
     return pa.table(arrays)
 
 
+def load_frame(arrays: Mapping[str, Columns] | None, path: Path | None, name: str) -> pd.DataFrame | None:
+    """Table ``name`` of a result: from the engine's arrays when it has them,
+    else from ``path/name.parquet``; None when neither holds it."""
+    import pandas as pd
+
+    if arrays and name in arrays:
+        return pd.DataFrame({k: np.array(v) for k, v in arrays[name].items()})
+    if path is not None and (path / f"{name}.parquet").is_file():
+        return pd.read_parquet(path / f"{name}.parquet")
+    return None
+
+
 class Result:
     """One run's results.
 
@@ -213,12 +225,9 @@ class Result:
         """A table of this run by name (see the module docstring); raises
         :class:`LbsimError` when the run did not record it."""
         if name not in self._frames:
-            import pandas as pd
-
-            if name in self._arrays:
-                self._frames[name] = pd.DataFrame({k: np.array(v) for k, v in self._arrays[name].items()})
-            elif self.path is not None and (self.path / f"{name}.parquet").is_file():
-                self._frames[name] = pd.read_parquet(self.path / f"{name}.parquet")
+            frame = load_frame(self._arrays, self.path, name)
+            if frame is not None:
+                self._frames[name] = frame
             else:
                 hint = {
                     "messages": "no message was split into subflows; see Result.messages",

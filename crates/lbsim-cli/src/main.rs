@@ -346,28 +346,28 @@ fn bench_flow_level(b: &BenchArgs) -> Result<(), String> {
 /// uplinks (radix 64), a permutation, artifact preset. The arguments reach
 /// the scenario as overrides, so the core checks them and names the key.
 fn bench(b: &BenchArgs) -> Result<(), String> {
-    if b.case == BenchCase::FlowLevel {
-        return bench_flow_level(b);
-    }
     const BASE: &str = "preset = \"reps_artifact\"\n[topology]\nradix = 64\n[workload]\nkind = \"permutation\"\n";
     const RDMA: &str = "preset = \"rdma_lossless\"\n";
-    let lb = b.lb.clone().unwrap_or_else(|| match b.case {
-        BenchCase::Reps => "reps".into(),
-        BenchCase::Rdma => "ecmp".into(),
-        BenchCase::FlowLevel => unreachable!("bench_flow_level"),
-    });
-    let (base, overrides) = match b.case {
+    // The packet-level cases: their scenario, the default balancer and how the text output names them.
+    let (base, default_lb, title) = match b.case {
         BenchCase::Reps => (
             BASE,
-            vec![
-                ("topology.hosts".to_string(), b.hosts.to_string()),
-                ("lb.kind".to_string(), lb.clone()),
-                ("workload.size".to_string(), b.size.clone()),
-            ],
+            "reps",
+            format!("{}-host 2-tier 400G, {} permutation", b.hosts, b.size),
         ),
-        BenchCase::Rdma => (RDMA, vec![("lb.kind".to_string(), lb.clone())]),
-        BenchCase::FlowLevel => unreachable!("bench_flow_level"),
+        BenchCase::Rdma => (
+            RDMA,
+            "ecmp",
+            "128-host leaf-spine 100G, PFC + Go-Back-N + DCQCN, AliStorage 50 % for 3 ms".to_string(),
+        ),
+        BenchCase::FlowLevel => return bench_flow_level(b),
     };
+    let lb = b.lb.clone().unwrap_or_else(|| default_lb.into());
+    let mut overrides = vec![("lb.kind".to_string(), lb.clone())];
+    if b.case == BenchCase::Reps {
+        overrides.push(("topology.hosts".to_string(), b.hosts.to_string()));
+        overrides.push(("workload.size".to_string(), b.size.clone()));
+    }
     let s = Scenario::from_toml_with(base, &overrides).map_err(|e| e.to_string())?;
     let dir = std::env::current_dir().map_err(|e| e.to_string())?;
     let out = lbsim_core::run(&s, Some(&dir)).map_err(|e| e.to_string())?;
@@ -393,15 +393,8 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
         return Ok(());
     }
     match b.case {
-        BenchCase::Reps => println!(
-            "bench: {}-host 2-tier 400G, {} permutation, {}, artifact preset",
-            b.hosts, b.size, lb
-        ),
-        BenchCase::Rdma => println!(
-            "bench: 128-host leaf-spine 100G, PFC + Go-Back-N + DCQCN, AliStorage 50 % for 3 ms, {}",
-            lb
-        ),
-        BenchCase::FlowLevel => unreachable!("bench_flow_level"),
+        BenchCase::Reps => println!("bench: {title}, {lb}, artifact preset"),
+        _ => println!("bench: {title}, {lb}"),
     }
     print_summary(sm);
     println!(

@@ -114,13 +114,7 @@ impl RunOutput {
     /// so no table of an earlier run is left beside the new ones. A `dir`
     /// that exists and holds something other than a run is left alone (an error).
     pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
-        check_output_dir(dir).map_err(std::io::Error::other)?;
-        let (parent, name) = split_dir(dir);
-        std::fs::create_dir_all(&parent)?;
-        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir(&tmp)?;
-        let written = (|| {
+        write_result_dir(dir, |tmp| {
             std::fs::write(tmp.join("scenario.toml"), self.scenario.to_toml())?;
             metrics::flow_table(&self.flows).write_csv(&tmp.join("flows.csv"))?;
             for t in &self.tables {
@@ -128,12 +122,7 @@ impl RunOutput {
             }
             // summary.json last: its presence marks a complete run directory.
             std::fs::write(tmp.join("summary.json"), metrics::summary_json(&self.summary))
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-        replace_dir(&tmp, dir)
+        })
     }
 
     /// Every table of the run, the flow table first (unchanged below).
@@ -149,25 +138,32 @@ impl flowlevel::FlowLevelOutput {
     /// into `dir`, with the same rules as `RunOutput::write_dir`: an earlier
     /// result there is replaced whole, anything else is left alone (an error).
     pub fn write_dir(&self, dir: &Path) -> std::io::Result<()> {
-        check_output_dir(dir).map_err(std::io::Error::other)?;
-        let (parent, name) = split_dir(dir);
-        std::fs::create_dir_all(&parent)?;
-        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir(&tmp)?;
-        let written = (|| {
+        write_result_dir(dir, |tmp| {
             std::fs::write(tmp.join("scenario.toml"), self.scenario.to_toml())?;
             for t in self.tables() {
                 t.write_csv(&tmp.join(format!("{}.csv", t.name)))?;
             }
             std::fs::write(tmp.join("summary.json"), self.summary_json())
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-        replace_dir(&tmp, dir)
+        })
     }
+}
+
+/// Write a result directory whole: `write` fills a new sibling directory,
+/// which then takes `dir`'s place, so no file of an earlier result is left
+/// beside the new ones; a failed write leaves `dir` as it was. A `dir` that
+/// holds something other than a result is left alone (an error).
+fn write_result_dir(dir: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
+    check_output_dir(dir).map_err(std::io::Error::other)?;
+    let (parent, name) = split_dir(dir);
+    std::fs::create_dir_all(&parent)?;
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir(&tmp)?;
+    if let Err(e) = write(&tmp) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    replace_dir(&tmp, dir)
 }
 
 /// A directory's parent (`.` for a bare name) and its last component.

@@ -138,7 +138,7 @@ pub fn run(s: &Scenario, base_dir: Option<&Path>) -> Result<FlowLevelOutput, Sce
     }
     let capacity: Vec<f64> = net.ports.iter().map(|p| p.rate.bps() as f64).collect();
     let alloc = maxmin::max_min(&capacity, &routes);
-    let ports = port_loads(&net, &capacity, &routes, &alloc.rates);
+    let ports = port_loads(&net, &capacity, &routes, &alloc.rates, &placed);
     let congested = report::congested(&net, &ports, &routes, &alloc.rates);
     let rates: Vec<FlowRate> = flows
         .iter()
@@ -165,15 +165,13 @@ pub fn run(s: &Scenario, base_dir: Option<&Path>) -> Result<FlowLevelOutput, Sce
     })
 }
 
-/// Each port's class, capacity, flows and throughput.
-fn port_loads(net: &Network, capacity: &[f64], routes: &[Vec<PortId>], rates: &[f64]) -> Vec<PortLoad> {
+/// Each port's class, capacity, flows (`placed`: how many cross it) and throughput.
+fn port_loads(net: &Network, capacity: &[f64], routes: &[Vec<PortId>], rates: &[f64], placed: &[u32]) -> Vec<PortLoad> {
     let mut throughput = vec![0.0; net.ports.len()];
-    let mut flows = vec![0u32; net.ports.len()];
     // Summed in flow id order: the same scenario gives the same bits.
     for (path, &r) in routes.iter().zip(rates) {
         for &p in path {
             throughput[p as usize] += r;
-            flows[p as usize] += 1;
         }
     }
     net.ports
@@ -185,7 +183,7 @@ fn port_loads(net: &Network, capacity: &[f64], routes: &[Vec<PortId>], rates: &[
             class: report::class(net, i as PortId),
             capacity_bps: capacity[i],
             throughput_bps: throughput[i],
-            flows: flows[i],
+            flows: placed[i],
         })
         .collect()
 }

@@ -41,6 +41,18 @@ pub struct Shape {
     pub pods: u32,
 }
 
+impl Shape {
+    /// Equal-cost paths from one ToR to another: its uplinks, times the
+    /// aggregation switch's uplinks when the way crosses pods.
+    pub fn tor_paths(&self, src_tor: u32, dst_tor: u32) -> u32 {
+        if self.tiers == 3 && src_tor / self.tors_per_pod != dst_tor / self.tors_per_pod {
+            self.uplinks_per_tor * self.agg_uplinks
+        } else {
+            self.uplinks_per_tor
+        }
+    }
+}
+
 pub struct Network {
     pub shape: Shape,
     pub ports: Vec<Port>,

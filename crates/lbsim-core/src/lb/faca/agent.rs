@@ -70,15 +70,13 @@ pub fn beta(trace: &ProbeTrace, mode: BetaMode) -> f64 {
 }
 
 /// Equal-cost paths from `src` to `dst` on the healthy tree: 1 within a
-/// rack, the ToR's uplinks within a pod (3 tiers) or on 2 tiers, and
-/// uplinks × aggregation uplinks across pods.
+/// rack, else `Shape::tor_paths` between their ToRs.
 pub fn paths_to(shape: &crate::net::Shape, src: u32, dst: u32) -> u32 {
     let (a, b) = (src / shape.hosts_per_tor, dst / shape.hosts_per_tor);
-    let per_pod = shape.tors_per_pod.max(1);
-    match () {
-        _ if a == b => 1,
-        _ if shape.tiers == 2 || a / per_pod == b / per_pod => shape.uplinks_per_tor.max(1),
-        _ => (shape.uplinks_per_tor * shape.agg_uplinks).max(1),
+    if a == b {
+        1
+    } else {
+        shape.tor_paths(a, b).max(1)
     }
 }
 

@@ -54,15 +54,9 @@ pub struct ConWeaveConfig {
 }
 
 impl ConWeaveConfig {
-    /// Paths from one ToR to another: the ToR's uplinks, times the
-    /// aggregation switch's uplinks when the way crosses pods.
+    /// Paths from one ToR to another (`Shape::tor_paths`).
     pub fn paths(&self, src_tor: u32, dst_tor: u32) -> u32 {
-        let s = &self.shape;
-        if s.tiers == 3 && src_tor / s.tors_per_pod != dst_tor / s.tors_per_pod {
-            s.uplinks_per_tor * s.agg_uplinks
-        } else {
-            s.uplinks_per_tor
-        }
+        self.shape.tor_paths(src_tor, dst_tor)
     }
 
     /// Propagation round trip between two ToRs (the artifact's base RTT for θ_reply).
