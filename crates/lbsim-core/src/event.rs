@@ -222,6 +222,20 @@ impl EventQueue {
         Some((SimTime(self.last), Event::from_key(key)))
     }
 
+    /// The next two events of the current instant, as far as it has them:
+    /// the engine prefetches their state while the current one runs.
+    #[inline(always)]
+    pub fn peek_in_instant(&self) -> (Option<Event>, Option<Event>) {
+        let heap = self.instant.as_slice();
+        let next = heap.first().map(|&Reverse(key)| Event::from_key(key));
+        // The second smallest is the smaller of the root's two children.
+        let after = match (heap.get(1), heap.get(2)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, _) => a,
+        };
+        (next, after.map(|&Reverse(key)| Event::from_key(key)))
+    }
+
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.settle().then_some(SimTime(self.last))
     }

@@ -8,6 +8,7 @@
 //! ```
 
 pub mod build;
+mod cache;
 pub mod cc;
 pub mod engine;
 pub mod event;

@@ -164,7 +164,7 @@ impl Simulation {
             let done = self.now + port.serialization(size as u64);
             port.busy_until = done;
             let arrival = done + port.latency;
-            port.wire.push_back((arrival, id));
+            port.wire.push_back((arrival, self.pool.take(id)));
             if port.wire.len() == 1 {
                 self.events.push(arrival, Event::LinkDeliver { port: port_id });
             }
@@ -193,10 +193,11 @@ impl Simulation {
 
     pub(super) fn on_link_deliver(&mut self, port_id: PortId) {
         let port = &mut self.net.ports[port_id as usize];
-        let (_, id) = port.wire.pop_front().expect("a delivering link carries a packet");
+        let (_, pkt) = port.wire.pop_front().expect("a delivering link carries a packet");
         if let Some(&(next, _)) = port.wire.front() {
             self.events.push(next, Event::LinkDeliver { port: port_id });
         }
+        let id = self.pool.put(pkt);
         // A dead link loses what is on it; a lossy one some of it. Silently: no trim, no NACK.
         if !port.up || (port.fault != PortFault::None && port.fault_drops()) {
             self.drop_packet(id, true);

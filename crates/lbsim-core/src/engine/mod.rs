@@ -27,7 +27,7 @@ use crate::failure::FailurePlan;
 use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
 use crate::net::queue::PfcSignal;
-use crate::net::{Network, PolicyOut};
+use crate::net::{Network, PolicyOut, Queue};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::scenario::FctEnd;
@@ -272,6 +272,7 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.counters.events += 1;
+            self.prefetch();
             self.dispatch(ev);
             if self.idle() {
                 break StopReason::Drained;
@@ -327,6 +328,35 @@ impl Simulation {
             flows: self.flows.len(),
             delivered_bytes: self.counters.payload_delivered,
             total_bytes: self.total_bytes,
+        }
+    }
+
+    /// Ask the cache for what the next events of this instant will read, so
+    /// that their misses overlap this event's work (large networks are bound
+    /// by misses): the port of the one after next, and the packet at the
+    /// head of the next one's link (its port was asked for one event ago).
+    #[inline(always)]
+    fn prefetch(&self) {
+        let (next, after) = self.events.peek_in_instant();
+        if let Some(Event::TxDone { port } | Event::LinkDeliver { port }) = after {
+            if let Some(p) = self.net.ports.get(port as usize) {
+                crate::cache::prefetch(p);
+            }
+        }
+        match next {
+            Some(Event::LinkDeliver { port }) => {
+                if let Some(head) = self.net.ports.get(port as usize).and_then(|p| p.wire.front()) {
+                    crate::cache::prefetch(head);
+                }
+            }
+            Some(Event::TxDone { port }) => {
+                if let Some(Queue::TwoClass(q)) = self.net.ports.get(port as usize).map(|p| &p.queue) {
+                    if let Some(head) = q.head() {
+                        crate::cache::prefetch(head);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 

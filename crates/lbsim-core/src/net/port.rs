@@ -5,7 +5,7 @@
 //! other direction (`reverse`).
 
 use super::queue::{Ingress, Queue};
-use crate::packet::PacketId;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
 use std::collections::VecDeque;
@@ -50,8 +50,10 @@ pub struct PfcPort {
 
 /// Fields are laid out by hand (`repr(C)`): what every packet touches
 /// first, its queue's state right after, what failures, PFC and reports
-/// read last, so a packet's visit costs as few cache lines as we can.
-#[repr(C)]
+/// read last, so a packet's visit costs as few cache lines as we can. A
+/// port starts a cache line (six lines in all), so which fields share a
+/// line does not vary from port to port.
+#[repr(C, align(64))]
 pub struct Port {
     /// The link is serializing until this time.
     pub(crate) busy_until: SimTime,
@@ -71,8 +73,10 @@ pub struct Port {
     pub paused: u8,
     /// Loss on a link that is up (random or every nth packet).
     pub(crate) fault: PortFault,
-    /// Packets on the wire with their arrival time at the far end.
-    pub(crate) wire: VecDeque<(SimTime, PacketId)>,
+    /// Packets on the wire with their arrival time at the far end, by value
+    /// (`PacketPool::take`): the far end reads them from here, one cache
+    /// miss instead of two.
+    pub(crate) wire: VecDeque<(SimTime, Packet)>,
     /// Bytes and packets this port has put on the wire.
     pub tx_bytes: u64,
     pub tx_packets: u64,

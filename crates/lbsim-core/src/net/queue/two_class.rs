@@ -119,6 +119,12 @@ impl TwoClassQueue {
         }
     }
 
+    /// Where the next packet out waits (for a prefetch).
+    #[inline(always)]
+    pub fn head(&self) -> Option<&(PacketId, u32)> {
+        self.control.front().or_else(|| self.data.front())
+    }
+
     /// `dequeue` without a context (the engine's fast path).
     #[inline]
     pub fn next(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
