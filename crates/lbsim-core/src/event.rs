@@ -297,6 +297,35 @@ mod tests {
         );
     }
 
+    /// The look-ahead the engine prefetches by names the events that `pop`
+    /// then returns, in order.
+    #[test]
+    fn peeking_in_the_instant_names_the_next_two_events() {
+        let mut rng = Rng::new(7, StreamTag::Port, 0);
+        for n in 0..40u32 {
+            let mut q = EventQueue::new();
+            for _ in 0..n {
+                q.push(
+                    SimTime(9),
+                    Event::TxDone {
+                        port: rng.below(1000) as u32,
+                    },
+                );
+            }
+            q.push(SimTime(20), Event::SampleTick);
+            let mut popped = Vec::new();
+            let mut peeked = Vec::new();
+            while q.peek_time() == Some(SimTime(9)) {
+                peeked.push(q.peek_in_instant());
+                popped.push(q.pop().expect("pending").1);
+            }
+            for (i, &(next, after)) in peeked.iter().enumerate() {
+                assert_eq!(next, Some(popped[i]), "with {n} events");
+                assert_eq!(after, popped.get(i + 1).copied(), "with {n} events");
+            }
+        }
+    }
+
     #[test]
     fn same_instant_order_is_by_key_not_by_insertion() {
         let evs = [

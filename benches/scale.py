@@ -1,0 +1,114 @@
+"""How the engine's cost grows with the network: runs ``lbsim-cli bench`` (the
+REPS world's 400G permutation, radix 64: 2 tiers up to 2048 hosts, 3 beyond)
+over host counts and message sizes, one JSON line per point, then writes the
+table and the plot of docs/performance.md.
+
+    python benches/scale.py run --cli target/release/lbsim-cli --out scale.jsonl [--grid full|small]
+    python benches/scale.py report scale.jsonl --table table.md --plot scale.png
+
+Points already in the output file are skipped, so an interrupted grid resumes.
+Timings are the fastest of --repeat runs (default 3; 1 for runs over a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# (hosts, size, balancer): the table of docs/performance.md.
+GRIDS = {
+    "small": [(h, "1MiB", "reps") for h in (128, 512, 1024)],
+    "full": [(h, "1MiB", "reps") for h in (128, 512, 1024, 2048, 4096, 8192, 16384, 32768)]
+    + [(h, "8MiB", "reps") for h in (128, 1024, 2048, 8192, 32768)]
+    + [(h, "1MiB", "ops") for h in (1024, 8192, 32768)]
+    + [(h, "8MiB", "ops") for h in (8192,)],
+}
+
+
+def _key(p: dict) -> tuple:
+    return (p["hosts"], p["size"], p["lb"])
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        done = {_key(json.loads(line)) for line in out.read_text().splitlines() if line.strip()}
+    for hosts, size, lb in GRIDS[args.grid]:
+        if (hosts, size, lb) in done:
+            continue
+        # Big points once: their run time dwarfs the machine's noise less than it costs.
+        repeat = args.repeat if hosts * (8 if size == "8MiB" else 1) < 16384 else 1
+        cmd = [args.cli, "bench", "--hosts", str(hosts), "--size", size, "--lb", lb, "--repeat", str(repeat), "--json"]
+        print(" ".join(cmd), file=sys.stderr, flush=True)
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            print(res.stderr, file=sys.stderr)
+            return 1
+        with out.open("a") as f:
+            f.write(res.stdout.strip() + "\n")
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = [json.loads(line) for line in Path(args.results).read_text().splitlines() if line.strip()]
+    points.sort(key=lambda p: (p["lb"], p["size_bytes"], p["hosts"]))
+    rows = [
+        "| hosts | tiers | message | balancer | events | wall (s) | events/s (M) | peak RSS (MB) | runs |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for p in points:
+        rows.append(
+            f"| {p['hosts']} | {p['tiers']} | {p['size']} | {p['lb']} | {p['events']:,} | {p['wall_seconds']:.2f} "
+            f"| {p['events_per_second'] / 1e6:.2f} | {p['peak_rss_mb']:.0f} | {p['repeat']} |"
+        )
+    Path(args.table).write_text("\n".join(rows) + "\n")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    series: dict[tuple, list] = {}
+    for p in points:
+        series.setdefault((p["lb"], p["size"]), []).append(p)
+    for (lb, size), ps in sorted(series.items()):
+        hosts = [p["hosts"] for p in ps]
+        ax1.plot(hosts, [p["events_per_second"] / 1e6 for p in ps], marker="o", label=f"{lb} {size}")
+        ax2.plot(hosts, [p["wall_seconds"] for p in ps], marker="o", label=f"{lb} {size}")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("hosts")
+        ax.grid(True, alpha=0.3)
+    ax1.set_ylabel("million events per second")
+    ax1.set_ylim(bottom=0)
+    ax2.set_yscale("log")
+    ax2.set_ylabel("wall time of the run (s)")
+    ax2.legend()
+    fig.suptitle("lbsim-cli bench: 400G permutation, radix 64 (2 tiers up to 2048 hosts, 3 beyond)")
+    fig.tight_layout()
+    fig.savefig(args.plot, dpi=120)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run the grid's points not yet in --out")
+    r.add_argument("--cli", default="target/release/lbsim-cli")
+    r.add_argument("--out", required=True)
+    r.add_argument("--grid", choices=sorted(GRIDS), default="full")
+    r.add_argument("--repeat", type=int, default=3)
+    p = sub.add_parser("report", help="the table (Markdown) and the plot of a results file")
+    p.add_argument("results")
+    p.add_argument("--table", required=True)
+    p.add_argument("--plot", required=True)
+    args = ap.parse_args()
+    return run(args) if args.cmd == "run" else report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
