@@ -1,0 +1,127 @@
+"""Measure what the sweep runner costs on top of the runs it executes.
+
+A 100-point sweep of small runs (by default a 128-host 400 Gb/s permutation of
+2 MiB, lb.kind x 25 seeds, about 50-100 ms of engine time each) runs through
+``lbsim.sweep`` on:
+
+- ``local1``: the default process pool with 1 worker,
+- ``local2``: the default process pool with 2 workers,
+- ``dask2``:  a Dask ``LocalCluster(n_workers=2, threads_per_worker=1,
+  processes=True)`` made by ``lbsim.sweep.dask_executor``, passed in as the CLI
+  passes it (``--backend dask --workers 2``),
+
+each ``--repeat`` times into a new directory, modes interleaved. For each it
+reports, with ``n`` workers, ``W`` the wall time of the ``sweep()`` call and
+``R`` the sum over the runs of their own time:
+
+    overhead = (n * W - R) / R
+
+the worker time the runner adds per unit of run time: process start, imports,
+scenario resolution and hashing, shipping tasks and results, writing run
+directories and the index, and workers left idle (the tail of the sweep). It is
+reported against two run times: the engine's own (``summary.wall_seconds``: the
+simulation's event loop) and the worker's (``run.json`` ``worker_seconds``: the
+whole ``_core.run`` call, also resolving and building the network and returning
+the tables). For dask the cluster's start and stop (``cluster``) are timed on
+their own, outside ``W``: a cluster outlives a sweep.
+
+    python tests/bench/sweep_overhead.py [--repeat 3] [--modes local1,local2,dask2]
+
+Not a pytest test: timings on a shared machine are too noisy to assert on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import lbsim
+from lbsim.demo import demo_scenario
+from lbsim.sweep import dask_executor
+
+
+def run_once(mode: str, base: lbsim.Scenario, grid: dict[str, Any], out: Path) -> dict[str, float]:
+    n = int(mode[-1])
+    cluster_s = 0.0
+    client = None
+    executor = None
+    if mode.startswith("dask"):
+        t0 = time.perf_counter()
+        executor, client = dask_executor(None, n)
+        cluster_s = time.perf_counter() - t0
+    try:
+        t0 = time.perf_counter()
+        res = lbsim.sweep(base, grid, out=out, executor=executor, workers=n, progress=False)
+        wall = time.perf_counter() - t0
+    finally:
+        if client is not None:
+            t1 = time.perf_counter()
+            cluster = getattr(client, "cluster", None)
+            client.close()
+            if cluster is not None:
+                cluster.close()
+            cluster_s += time.perf_counter() - t1
+    idx = res.index
+    assert (idx["status"] == "done").all(), idx[idx["status"] != "done"]
+    assert res.stats["ran"] == len(idx), res.stats
+    engine = float(idx["wall_seconds"].sum())
+    worker = sum(json.loads((out / p / "run.json").read_text())["worker_seconds"] for p in idx["path"])
+    return {
+        "wall": wall,
+        "engine": engine,
+        "worker": worker,
+        "ovh_engine": (n * wall - engine) / engine,
+        "ovh_worker": (n * wall - worker) / worker,
+        "cluster": cluster_s,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=128)
+    ap.add_argument("--size", default="2MiB")
+    ap.add_argument("--lbs", default="ecmp,ops,reps,plb")
+    ap.add_argument("--seeds", type=int, default=25)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--modes", default="local1,local2,dask2")
+    ap.add_argument("--keep", type=Path, help="keep the sweep directories under this folder")
+    a = ap.parse_args()
+    base = demo_scenario().with_overrides({"topology.hosts": a.hosts, "workload.size": a.size})
+    grid = {"lb.kind": a.lbs.split(","), "seed": list(range(1, a.seeds + 1))}
+    points = len(a.lbs.split(",")) * a.seeds
+    modes = a.modes.split(",")
+    print(f"{points} points: {a.hosts}-host permutation of {a.size}, lb.kind={a.lbs}, seeds 1..{a.seeds}")
+    rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    work = Path(tempfile.mkdtemp(prefix="lbsim-sweep-bench-"))
+    try:
+        for i in range(a.repeat):
+            for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
+                out = (a.keep or work) / f"{mode}-{i}"
+                shutil.rmtree(out, ignore_errors=True)
+                r = run_once(mode, base, grid, out)
+                rows[mode].append(r)
+                print(
+                    f"  {mode:7} rep {i}: wall {r['wall']:.2f} s, runs {r['engine']:.2f} s engine / "
+                    f"{r['worker']:.2f} s worker, overhead {100 * r['ovh_engine']:.1f} % / "
+                    f"{100 * r['ovh_worker']:.1f} %" + (f", cluster start+stop {r['cluster']:.2f} s" if r["cluster"] else ""),
+                    flush=True,
+                )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{'mode':7} {'wall s':>13} {'sum engine s':>13} {'sum worker s':>13} {'ovh/engine %':>13} {'ovh/worker %':>13}  (min / median of {a.repeat})")
+    for mode, rs in rows.items():
+        def mm(k: str, scale: float = 1.0) -> str:
+            xs = [r[k] * scale for r in rs]
+            return f"{min(xs):.2f}/{statistics.median(xs):.2f}"
+        print(f"{mode:7} {mm('wall'):>13} {mm('engine'):>13} {mm('worker'):>13} {mm('ovh_engine', 100):>13} {mm('ovh_worker', 100):>13}"
+              + (f"  cluster {mm('cluster')} s" if mode.startswith("dask") else ""))
+
+
+if __name__ == "__main__":
+    main()
