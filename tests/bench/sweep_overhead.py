@@ -10,7 +10,9 @@ A 100-point sweep of small runs (by default a 128-host 400 Gb/s permutation of
   processes=True)`` made by ``lbsim.sweep.dask_executor``, passed in as the CLI
   passes it (``--backend dask --workers 2``),
 
-each ``--repeat`` times into a new directory, modes interleaved. For each it
+each ``--repeat`` times into a new directory, modes interleaved, each in a new
+Python process that has imported nothing but lbsim (as ``lbsim sweep`` starts:
+the driver's first Parquet write imports pyarrow and pandas, counted). For each it
 reports, with ``n`` workers, ``W`` the wall time of the ``sweep()`` call and
 ``R`` the sum over the runs of their own time:
 
@@ -27,6 +29,10 @@ their own, outside ``W``: a cluster outlives a sweep.
 
     python tests/bench/sweep_overhead.py [--repeat 3] [--modes local1,local2,dask2]
 
+Also printed: ``driver cpu``, the CPU seconds of the process that called
+``sweep()`` during the call (planning, shipping tasks, writing files), which on
+a machine with no spare core is taken from the workers' runs.
+
 Not a pytest test: timings on a shared machine are too noisy to assert on.
 """
 
@@ -34,19 +40,42 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import lbsim
+from lbsim import _core
 from lbsim.demo import demo_scenario
-from lbsim.sweep import dask_executor
+from lbsim.sweep import dask_executor, expand_grid
+
+
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_inproc(base: lbsim.Scenario, grid: dict[str, Any]) -> dict[str, float]:
+    """The runs alone: the same engine call as a sweep worker makes, one after
+    another in this process, nothing written."""
+    texts = [base.with_overrides(p).resolved() for p in expand_grid(grid)]
+    engine = 0.0
+    t0, c0 = time.perf_counter(), time.process_time()
+    for text in texts:
+        raw = _core.run(text, [], None, None, 1 << 16, 0.0)
+        engine += json.loads(raw["summary_json"])["wall_seconds"]
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "engine": engine}
 
 
 def run_once(mode: str, base: lbsim.Scenario, grid: dict[str, Any], out: Path) -> dict[str, float]:
+    if mode == "inproc":
+        return run_inproc(base, grid)
     n = int(mode[-1])
     cluster_s = 0.0
     client = None
@@ -57,8 +86,12 @@ def run_once(mode: str, base: lbsim.Scenario, grid: dict[str, Any], out: Path) -
         cluster_s = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
+        c0 = time.process_time()
+        k0 = children_cpu()
         res = lbsim.sweep(base, grid, out=out, executor=executor, workers=n, progress=False)
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
+        kids = children_cpu() - k0  # the pool's workers, joined by now (not a Dask cluster's)
     finally:
         if client is not None:
             t1 = time.perf_counter()
@@ -79,6 +112,8 @@ def run_once(mode: str, base: lbsim.Scenario, grid: dict[str, Any], out: Path) -
         "ovh_engine": (n * wall - engine) / engine,
         "ovh_worker": (n * wall - worker) / worker,
         "cluster": cluster_s,
+        "driver_cpu": cpu,
+        "workers_cpu": kids,
     }
 
 
@@ -91,11 +126,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--modes", default="local1,local2,dask2")
     ap.add_argument("--keep", type=Path, help="keep the sweep directories under this folder")
+    ap.add_argument("--one", nargs=2, metavar=("MODE", "OUT"), help=argparse.SUPPRESS)  # a child: one sweep
     a = ap.parse_args()
     base = demo_scenario().with_overrides({"topology.hosts": a.hosts, "workload.size": a.size})
     grid = {"lb.kind": a.lbs.split(","), "seed": list(range(1, a.seeds + 1))}
+    if a.one:
+        print(json.dumps(run_once(a.one[0], base, grid, Path(a.one[1]))))
+        return
+    child = [sys.executable, __file__, "--hosts", str(a.hosts), "--size", a.size, "--lbs", a.lbs, "--seeds", str(a.seeds)]
     points = len(a.lbs.split(",")) * a.seeds
-    modes = a.modes.split(",")
+    modes = ["inproc", *a.modes.split(",")]
     print(f"{points} points: {a.hosts}-host permutation of {a.size}, lb.kind={a.lbs}, seeds 1..{a.seeds}")
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     work = Path(tempfile.mkdtemp(prefix="lbsim-sweep-bench-"))
@@ -104,23 +144,43 @@ def main() -> None:
             for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
                 out = (a.keep or work) / f"{mode}-{i}"
                 shutil.rmtree(out, ignore_errors=True)
-                r = run_once(mode, base, grid, out)
+                p = subprocess.run([*child, "--one", mode, str(out)], stdout=subprocess.PIPE, text=True, check=True)
+                r = json.loads(p.stdout.strip().splitlines()[-1])
                 rows[mode].append(r)
+                if mode == "inproc":
+                    print(f"  {mode:7} rep {i}: wall {r['wall']:.2f} s, cpu {r['cpu']:.2f} s, engine {r['engine']:.2f} s", flush=True)
+                    continue
                 print(
                     f"  {mode:7} rep {i}: wall {r['wall']:.2f} s, runs {r['engine']:.2f} s engine / "
                     f"{r['worker']:.2f} s worker, overhead {100 * r['ovh_engine']:.1f} % / "
-                    f"{100 * r['ovh_worker']:.1f} %" + (f", cluster start+stop {r['cluster']:.2f} s" if r["cluster"] else ""),
+                    f"{100 * r['ovh_worker']:.1f} %, cpu {r['driver_cpu']:.2f} s driver + {r['workers_cpu']:.2f} s workers"
+                    + (f", cluster start+stop {r['cluster']:.2f} s" if r["cluster"] else ""),
                     flush=True,
                 )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{'mode':7} {'wall s':>13} {'sum engine s':>13} {'sum worker s':>13} {'ovh/engine %':>13} {'ovh/worker %':>13}  (min / median of {a.repeat})")
+    # CPU overhead: all the CPU the sweep used (driver and pool workers, their
+    # start included) against the CPU of the same runs made in one process.
+    base_cpu = statistics.median(r["cpu"] for r in rows["inproc"])
     for mode, rs in rows.items():
-        def mm(k: str, scale: float = 1.0) -> str:
-            xs = [r[k] * scale for r in rs]
-            return f"{min(xs):.2f}/{statistics.median(xs):.2f}"
-        print(f"{mode:7} {mm('wall'):>13} {mm('engine'):>13} {mm('worker'):>13} {mm('ovh_engine', 100):>13} {mm('ovh_worker', 100):>13}"
-              + (f"  cluster {mm('cluster')} s" if mode.startswith("dask") else ""))
+        for r in rs:
+            if mode.startswith("local"):
+                r["ovh_cpu"] = (r["driver_cpu"] + r["workers_cpu"] - base_cpu) / base_cpu
+    print(f"runs alone, in one process (median of {a.repeat}): {statistics.median(r['wall'] for r in rows['inproc']):.2f} s wall, "
+          f"{base_cpu:.2f} s cpu")
+    print(f"{'mode':7} {'wall s':>11} {'Σ engine s':>11} {'Σ worker s':>11} {'ovh/eng %':>11} "
+          f"{'ovh/wrk %':>11} {'drv cpu s':>11} {'ovh cpu %':>11}  (min/median of {a.repeat})")
+    for mode, rs in rows.items():
+        if mode == "inproc":
+            continue
+
+        def mm(k: str, scale: float = 1.0, rs: list[dict[str, float]] = rs) -> str:
+            xs = [r[k] * scale for r in rs if k in r]
+            return f"{min(xs):.2f}/{statistics.median(xs):.2f}" if xs else "-"
+
+        print(f"{mode:7} {mm('wall'):>11} {mm('engine'):>11} {mm('worker'):>11} {mm('ovh_engine', 100):>11} "
+              f"{mm('ovh_worker', 100):>11} {mm('driver_cpu'):>11} {mm('ovh_cpu', 100):>11}"
+              + (f"  cluster start+stop {mm('cluster')} s" if mode.startswith("dask") else ""))
 
 
 if __name__ == "__main__":
