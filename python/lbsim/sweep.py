@@ -494,16 +494,39 @@ def _start_pool(n: int) -> _StartedPool:
     return _StartedPool(pool, warmups)
 
 
+def _warm_up(executor: Any, workers: int | None) -> list[cf.Future[Any]]:
+    """Give each worker of a caller's executor a no-op task now, while the
+    sweep is planned (a Dask worker imports lbsim on its first task): one per
+    worker when their number is known (``workers``, or a Dask Client's
+    threads). Nobody waits for them; a failure here is only a lost head start."""
+    n = workers
+    try:
+        if not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):  # a Dask Client
+            n = sum(executor.nthreads().values())
+            executor = executor.get_executor()
+        if not n:
+            return []
+        with _sigint_blocked():  # a pool may start a worker here: see _sigint_blocked
+            return [executor.submit(_worker.ready, i) for i in range(n)]
+    except Exception:  # noqa: BLE001 - the runs' own submissions report a broken executor
+        return []
+
+
 def _stop_pool(pool: cf.Executor) -> None:
     """Stop a process pool now: cancel what is queued and end running workers
     (they only compute; the driver writes files, so nothing is left half-written)."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
             p.terminate()
     for p in procs:
         p.join(timeout=5)
+    # The pool's own thread joins the workers too: wait for it, so no worker
+    # is left unreaped (it may have reaped one before our join could).
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def sweep(
@@ -549,15 +572,20 @@ def sweep(
     if timeout is not None and not timeout > 0:
         raise LbsimError(f"timeout must be a positive number of seconds, got {timeout!r}")
     sw = _Sweep(base, grid, Path(out), progress, retry_failed, memory_bytes(max_memory), timeout)
-    # The local pool's workers start while the sweep is planned.
+    # The workers start while the sweep is planned.
     started = _start_pool(workers or default_workers()) if executor is None else None
+    warmups = _warm_up(executor, workers) if executor is not None else []
     try:
         todo = sw.plan()
     except BaseException:
         if started is not None:
             _stop_pool(started.pool)
         raise
-    sw.execute(todo, executor, workers, started)
+    try:
+        sw.execute(todo, executor, workers, started)
+    finally:
+        for f in warmups:  # held until here so Dask keeps them (finished long ago)
+            f.cancel()
     result = SweepResult(sw.out)
     result.stats = dict(sw.stats)
     return result

@@ -45,7 +45,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -125,7 +124,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=25)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--modes", default="local1,local2,dask2")
-    ap.add_argument("--keep", type=Path, help="keep the sweep directories under this folder")
+    ap.add_argument("--dir", type=Path, default=Path("results/sweep-overhead-bench"),
+                    help="where the sweeps are written (and removed after): on the disk results go to")
+    ap.add_argument("--keep", action="store_true", help="keep the sweep directories")
     ap.add_argument("--one", nargs=2, metavar=("MODE", "OUT"), help=argparse.SUPPRESS)  # a child: one sweep
     a = ap.parse_args()
     base = demo_scenario().with_overrides({"topology.hosts": a.hosts, "workload.size": a.size})
@@ -138,11 +139,12 @@ def main() -> None:
     modes = ["inproc", *a.modes.split(",")]
     print(f"{points} points: {a.hosts}-host permutation of {a.size}, lb.kind={a.lbs}, seeds 1..{a.seeds}")
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
-    work = Path(tempfile.mkdtemp(prefix="lbsim-sweep-bench-"))
+    work = a.dir
+    work.mkdir(parents=True, exist_ok=True)
     try:
         for i in range(a.repeat):
             for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
-                out = (a.keep or work) / f"{mode}-{i}"
+                out = work / f"{mode}-{i}"
                 shutil.rmtree(out, ignore_errors=True)
                 p = subprocess.run([*child, "--one", mode, str(out)], stdout=subprocess.PIPE, text=True, check=True)
                 r = json.loads(p.stdout.strip().splitlines()[-1])
@@ -158,7 +160,8 @@ def main() -> None:
                     flush=True,
                 )
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
     # CPU overhead: all the CPU the sweep used (driver and pool workers, their
     # start included) against the CPU of the same runs made in one process.
     base_cpu = statistics.median(r["cpu"] for r in rows["inproc"])
