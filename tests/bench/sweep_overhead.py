@@ -27,7 +27,7 @@ whole ``_core.run`` call, also resolving and building the network and returning
 the tables). For dask the cluster's start and stop (``cluster``) are timed on
 their own, outside ``W``: a cluster outlives a sweep.
 
-    python tests/bench/sweep_overhead.py [--repeat 3] [--modes local1,local2,dask2]
+    python tests/bench/sweep_overhead.py [--repeat 3] [--modes local1,local2,dask2] [--compare OLD/python]
 
 Also printed: ``driver cpu``, the CPU seconds of the process that called
 ``sweep()`` during the call (planning, shipping tasks, writing files), which on
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -127,6 +128,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("results/sweep-overhead-bench"),
                     help="where the sweeps are written (and removed after): on the disk results go to")
     ap.add_argument("--keep", action="store_true", help="keep the sweep directories")
+    ap.add_argument("--compare", type=Path, metavar="DIR",
+                    help="also run each mode with lbsim imported from DIR (e.g. an older python/ folder), "
+                    "interleaved, as old:MODE")
     ap.add_argument("--one", nargs=2, metavar=("MODE", "OUT"), help=argparse.SUPPRESS)  # a child: one sweep
     a = ap.parse_args()
     base = demo_scenario().with_overrides({"topology.hosts": a.hosts, "workload.size": a.size})
@@ -137,6 +141,8 @@ def main() -> None:
     child = [sys.executable, __file__, "--hosts", str(a.hosts), "--size", a.size, "--lbs", a.lbs, "--seeds", str(a.seeds)]
     points = len(a.lbs.split(",")) * a.seeds
     modes = ["inproc", *a.modes.split(",")]
+    if a.compare:
+        modes += [f"old:{m}" for m in a.modes.split(",")]
     print(f"{points} points: {a.hosts}-host permutation of {a.size}, lb.kind={a.lbs}, seeds 1..{a.seeds}")
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     work = a.dir
@@ -146,14 +152,19 @@ def main() -> None:
             for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
                 out = work / f"{mode}-{i}"
                 shutil.rmtree(out, ignore_errors=True)
-                p = subprocess.run([*child, "--one", mode, str(out)], stdout=subprocess.PIPE, text=True, check=True)
+                env = dict(os.environ)
+                if mode.startswith("old:"):
+                    env["PYTHONPATH"] = str(a.compare.resolve())
+                one = mode.removeprefix("old:")
+                p = subprocess.run([*child, "--one", one, str(out).replace(":", "-")], stdout=subprocess.PIPE, text=True,
+                                   check=True, env=env)
                 r = json.loads(p.stdout.strip().splitlines()[-1])
                 rows[mode].append(r)
                 if mode == "inproc":
                     print(f"  {mode:7} rep {i}: wall {r['wall']:.2f} s, cpu {r['cpu']:.2f} s, engine {r['engine']:.2f} s", flush=True)
                     continue
                 print(
-                    f"  {mode:7} rep {i}: wall {r['wall']:.2f} s, runs {r['engine']:.2f} s engine / "
+                    f"  {mode:11} rep {i}: wall {r['wall']:.2f} s, runs {r['engine']:.2f} s engine / "
                     f"{r['worker']:.2f} s worker, overhead {100 * r['ovh_engine']:.1f} % / "
                     f"{100 * r['ovh_worker']:.1f} %, cpu {r['driver_cpu']:.2f} s driver + {r['workers_cpu']:.2f} s workers"
                     + (f", cluster start+stop {r['cluster']:.2f} s" if r["cluster"] else ""),
@@ -167,11 +178,11 @@ def main() -> None:
     base_cpu = statistics.median(r["cpu"] for r in rows["inproc"])
     for mode, rs in rows.items():
         for r in rs:
-            if mode.startswith("local"):
+            if mode.removeprefix("old:").startswith("local"):
                 r["ovh_cpu"] = (r["driver_cpu"] + r["workers_cpu"] - base_cpu) / base_cpu
     print(f"runs alone, in one process (median of {a.repeat}): {statistics.median(r['wall'] for r in rows['inproc']):.2f} s wall, "
           f"{base_cpu:.2f} s cpu")
-    print(f"{'mode':7} {'wall s':>11} {'Σ engine s':>11} {'Σ worker s':>11} {'ovh/eng %':>11} "
+    print(f"{'mode':11} {'wall s':>11} {'Σ engine s':>11} {'Σ worker s':>11} {'ovh/eng %':>11} "
           f"{'ovh/wrk %':>11} {'drv cpu s':>11} {'ovh cpu %':>11}  (min/median of {a.repeat})")
     for mode, rs in rows.items():
         if mode == "inproc":
@@ -181,9 +192,9 @@ def main() -> None:
             xs = [r[k] * scale for r in rs if k in r]
             return f"{min(xs):.2f}/{statistics.median(xs):.2f}" if xs else "-"
 
-        print(f"{mode:7} {mm('wall'):>11} {mm('engine'):>11} {mm('worker'):>11} {mm('ovh_engine', 100):>11} "
+        print(f"{mode:11} {mm('wall'):>11} {mm('engine'):>11} {mm('worker'):>11} {mm('ovh_engine', 100):>11} "
               f"{mm('ovh_worker', 100):>11} {mm('driver_cpu'):>11} {mm('ovh_cpu', 100):>11}"
-              + (f"  cluster start+stop {mm('cluster')} s" if mode.startswith("dask") else ""))
+              + (f"  cluster start+stop {mm('cluster')} s" if "dask" in mode else ""))
 
 
 if __name__ == "__main__":
