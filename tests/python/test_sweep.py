@@ -134,7 +134,7 @@ def test_the_local_pool_is_stopped_whatever_the_sweep_does(tmp_path: Path, monke
     assert again.stats["ran"] == 0 and again.stats["already_done"] == 1
     assert multiprocessing.active_children() == []
 
-    def broken_plan(self):  # noqa: ANN001, ANN202
+    def broken_plan(self):
         raise RuntimeError("plan failed")
 
     monkeypatch.setattr(sweep_mod._Sweep, "plan", broken_plan)
@@ -167,7 +167,7 @@ def test_a_worker_makes_a_temporary_folder_only_for_input_files(tmp_path: Path, 
     made: list[str] = []
     real = worker.tempfile.TemporaryDirectory
 
-    def recording(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def recording(*a, **k):
         d = real(*a, **k)
         made.append(d.name)
         return d
@@ -198,7 +198,7 @@ def test_a_callers_executor_gets_one_warm_up_per_worker(tmp_path: Path) -> None:
             super().__init__(2)
             self.calls: list[tuple[str, tuple]] = []
 
-        def submit(self, fn, /, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        def submit(self, fn, /, *args, **kwargs):
             self.calls.append((fn.__name__, args))
             return super().submit(fn, *args, **kwargs)
 
