@@ -29,9 +29,16 @@ their own, outside ``W``: a cluster outlives a sweep.
 
     python tests/bench/sweep_overhead.py [--repeat 3] [--modes local1,local2,dask2] [--compare OLD/python]
 
-Also printed: ``driver cpu``, the CPU seconds of the process that called
+Also printed: ``drv cpu``, the CPU seconds of the process that called
 ``sweep()`` during the call (planning, shipping tasks, writing files), which on
-a machine with no spare core is taken from the workers' runs.
+a machine with no spare core is taken from the workers' runs; ``inproc``, the
+same runs one after another in one process with nothing written; and ``ovh
+cpu``, (driver CPU + pool workers' CPU - in-process runs' CPU) / in-process
+runs' CPU. ``--compare DIR`` also runs each mode with lbsim imported from DIR
+(an older ``python/`` folder with its ``_core`` extension), interleaved. The
+sweeps are written under ``--dir`` (default results/sweep-overhead-bench, where
+results go: file creation in /tmp can be far slower) and removed after.
+See docs/performance-sweeps.md.
 
 Not a pytest test: timings on a shared machine are too noisy to assert on.
 """
