@@ -4,6 +4,7 @@ returns plain data, and never touches the driver's file system."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import tempfile
@@ -14,7 +15,7 @@ from typing import Any
 from . import _core
 from ._toml import literal
 
-__all__ = ["run_task"]
+__all__ = ["ready", "run_task"]
 
 
 class _Deadline:
@@ -32,6 +33,13 @@ class _Deadline:
         return not self.expired
 
 
+def ready(_: int = 0) -> int:
+    """A no-op task that starts a worker process (and imports lbsim there)
+    ahead of its first run. The argument only tells calls apart: Dask runs
+    identical calls once."""
+    return os.getpid()
+
+
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
     """Run one resolved scenario.
 
@@ -45,9 +53,11 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     info = {"key": task["key"], "host": socket.gethostname(), "pid": os.getpid()}
     try:
-        with tempfile.TemporaryDirectory(prefix="lbsim-") as tmp:
+        files = sorted(task.get("files", {}).items())
+        # A temporary folder only for a scenario that reads files.
+        with tempfile.TemporaryDirectory(prefix="lbsim-") if files else contextlib.nullcontext("") as tmp:
             overrides: list[tuple[str, str]] = []
-            for i, (key, (name, data)) in enumerate(sorted(task.get("files", {}).items())):
+            for i, (key, (name, data)) in enumerate(files):
                 target = Path(tmp) / f"{i}_{Path(name).name}"
                 target.write_bytes(data)
                 overrides.append((key, literal(str(target))))

@@ -161,7 +161,12 @@ class Scenario:
 
     def input_file_keys(self) -> list[tuple[str, str, Path]]:
         """``(key, path text, resolved path)`` of every file the scenario reads."""
-        workload = self.to_dict().get("workload", {})
+        return self._input_file_keys(self.resolved())
+
+    def _input_file_keys(self, resolved: str) -> list[tuple[str, str, Path]]:
+        if "file" not in resolved and "cdf" not in resolved:
+            return []  # neither key can be there: no need to parse
+        workload = tomllib.loads(resolved).get("workload", {})
         if not isinstance(workload, dict):
             return []
         out = []
@@ -178,10 +183,17 @@ class Scenario:
     def key(self) -> str:
         """The run key: a hash of the resolved scenario, the content of the
         files it reads and the lbsim version. Equal keys mean equal results."""
+        return self._keyed()[0]
+
+    def _keyed(self) -> tuple[str, str, list[tuple[str, str, Path]]]:
+        """The run key, the resolved text and the input files it was computed
+        from, from one resolution (a sweep needs all three per point)."""
+        resolved = self.resolved()
+        inputs = self._input_file_keys(resolved)
         h = hashlib.sha256()
         h.update(f"lbsim {_core.__version__}\n".encode())
-        h.update(self.resolved().encode())
-        for key, text, path in sorted(self.input_file_keys()):
+        h.update(resolved.encode())
+        for key, text, path in sorted(inputs):
             try:
                 data = path.read_bytes()
             except OSError:
@@ -189,7 +201,7 @@ class Scenario:
             # workload.file keeps the form it always had, so its sweeps' keys do not move.
             tag = f"file {text} " if key == "workload.file" else f"{key} {text} "
             h.update(f"\n{tag}".encode() + hashlib.sha256(data).digest())
-        return h.hexdigest()[:16]
+        return h.hexdigest()[:16], resolved, inputs
 
     def __repr__(self) -> str:
         src = f" source={self.source!r}" if self.source else ""

@@ -120,6 +120,9 @@ class _RunState:
     key: str
     scenario: Scenario
     params: dict[str, Any]
+    #: The resolved scenario and the files it reads, as hashed into the key.
+    toml: str
+    inputs: list[tuple[str, str, Path]]
     status: str = "pending"
     error: str | None = None
     attempts: int = 0
@@ -177,7 +180,7 @@ class _Sweep:
         for pt in self.points:
             s = self.base.with_overrides(pt.params)
             try:
-                pt.key = s.key()
+                pt.key, toml, inputs = s._keyed()
             except ScenarioError as e:
                 pt.error = str(e)
                 self.stats["invalid"] += 1
@@ -185,7 +188,7 @@ class _Sweep:
             pt.scenario = s
             st = self.runs.get(pt.key)
             if st is None:
-                st = self.runs[pt.key] = _RunState(pt.key, s, pt.params)
+                st = self.runs[pt.key] = _RunState(pt.key, s, pt.params, toml, inputs)
             st.points.append(pt)
         todo = []
         for key, st in self.runs.items():
@@ -220,14 +223,14 @@ class _Sweep:
 
     def task(self, st: _RunState) -> dict[str, Any]:
         files = {}
-        for key, text, path in st.scenario.input_file_keys():
+        for key, text, path in st.inputs:
             try:
                 files[key] = (text, path.read_bytes())
             except OSError as e:
                 raise ScenarioError(key, f"cannot read {path}: {e.strerror or e}") from None
         return {
             "key": st.key,
-            "toml": st.scenario.resolved(),
+            "toml": st.toml,
             "files": files,
             "max_memory": self.max_memory,
             "timeout": self.timeout,
@@ -245,7 +248,7 @@ class _Sweep:
             tmp.mkdir(parents=True)
             write_run_dir(
                 tmp,
-                scenario_toml=st.scenario.resolved(),
+                scenario_toml=st.toml,
                 summary=raw["summary_json"],
                 tables=tables_from_raw(raw),
                 meta={
@@ -328,10 +331,22 @@ class _Sweep:
 
     # ---- execution ------------------------------------------------------
 
-    def execute(self, todo: list[_RunState], executor: cf.Executor | None, workers: int | None) -> None:
+    def execute(
+        self,
+        todo: list[_RunState],
+        executor: cf.Executor | None,
+        workers: int | None,
+        started: _StartedPool | None = None,
+    ) -> None:
+        """Run ``todo`` on ``executor``, or on the pool ``started`` (from
+        :func:`_start_pool`, owned from here on), or on a new process pool."""
+        if started is not None:
+            executor = started.pool
         if not todo:
+            if started is not None:
+                _stop_pool(started.pool)
             return
-        owned = executor is None
+        owned = executor is None or started is not None
         n = workers or default_workers()
         window = 2 * n if owned or workers else 64
         if executor is None:
@@ -349,6 +364,11 @@ class _Sweep:
         inflight: dict[cf.Future[Any], _RunState] = {}
         done = failed = 0
         try:
+            if started is not None and not started.ready():
+                # A worker could not start: begin again with a fresh pool (its
+                # first run then records why, as without the early start).
+                _stop_pool(started.pool)
+                executor = _process_pool(n)
             while queue or inflight:
                 while queue and len(inflight) < window:
                     st = queue.pop()
@@ -453,16 +473,60 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     )
 
 
+@dataclass
+class _StartedPool:
+    pool: cf.ProcessPoolExecutor
+    warmups: list[cf.Future[int]]
+
+    def ready(self) -> bool:
+        """Wait until every worker has started; False if one could not."""
+        cf.wait(self.warmups)
+        return all(f.exception() is None for f in self.warmups)
+
+
+def _start_pool(n: int) -> _StartedPool:
+    """A process pool of ``n`` workers that start now, each on a no-op task:
+    starting a Python process and importing lbsim takes a few hundred ms,
+    which overlaps with the driver planning the sweep."""
+    pool = _process_pool(n)
+    with _sigint_blocked():  # a worker starts here: see _sigint_blocked
+        warmups = [pool.submit(_worker.ready) for _ in range(n)]
+    return _StartedPool(pool, warmups)
+
+
+def _warm_up(executor: Any, workers: int | None) -> list[cf.Future[Any]]:
+    """Give each worker of a caller's executor a no-op task now, while the
+    sweep is planned (a Dask worker imports lbsim on its first task): one per
+    worker when their number is known (``workers``, or a Dask Client's
+    threads). Nobody waits for them; a failure here is only a lost head start."""
+    n = workers
+    try:
+        if not isinstance(executor, cf.Executor) and hasattr(executor, "get_executor"):  # a Dask Client
+            n = sum(executor.nthreads().values())
+            executor = executor.get_executor()
+        if not n:
+            return []
+        with _sigint_blocked():  # a pool may start a worker here: see _sigint_blocked
+            return [executor.submit(_worker.ready, i) for i in range(n)]
+    except Exception:  # noqa: BLE001 - the runs' own submissions report a broken executor
+        return []
+
+
 def _stop_pool(pool: cf.Executor) -> None:
     """Stop a process pool now: cancel what is queued and end running workers
     (they only compute; the driver writes files, so nothing is left half-written)."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
             p.terminate()
     for p in procs:
         p.join(timeout=5)
+    # The pool's own thread joins the workers too: wait for it, so no worker
+    # is left unreaped (it may have reaped one before our join could).
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def sweep(
@@ -508,8 +572,20 @@ def sweep(
     if timeout is not None and not timeout > 0:
         raise LbsimError(f"timeout must be a positive number of seconds, got {timeout!r}")
     sw = _Sweep(base, grid, Path(out), progress, retry_failed, memory_bytes(max_memory), timeout)
-    todo = sw.plan()
-    sw.execute(todo, executor, workers)
+    # The workers start while the sweep is planned.
+    started = _start_pool(workers or default_workers()) if executor is None else None
+    warmups = _warm_up(executor, workers) if executor is not None else []
+    try:
+        todo = sw.plan()
+    except BaseException:
+        if started is not None:
+            _stop_pool(started.pool)
+        raise
+    try:
+        sw.execute(todo, executor, workers, started)
+    finally:
+        for f in warmups:  # held until here so Dask keeps them (finished long ago)
+            f.cancel()
     result = SweepResult(sw.out)
     result.stats = dict(sw.stats)
     return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -72,3 +73,153 @@ def test_run_key_tracks_input_file_content(tmp_path: Path) -> None:
     (_, r), = list(res.results())
     assert r.flows["size_bytes"].tolist() == [200000]
     assert isinstance(res.index, pd.DataFrame)
+
+
+def test_run_key_parts_come_from_one_resolution(tmp_path: Path) -> None:
+    """Scenario._keyed (what a sweep plans with) agrees with key(), resolved()
+    and input_file_keys(), and the key keeps its formula (sweep directories
+    written before stay resumable)."""
+    import hashlib
+
+    (tmp_path / "flows.csv").write_text("src,dst,size_bytes,start_us\n0,9,100000,0\n")
+    (tmp_path / "sizes.cdf").write_text("0 0\n1000 50\n20000 100\n")
+    with_file = lbsim.Scenario.from_toml(
+        '[topology]\nhosts = 16\n[workload]\nkind = "flows"\nfile = "flows.csv"\n', base_dir=tmp_path
+    )
+    with_cdf = lbsim.Scenario.from_toml(
+        '[topology]\nhosts = 16\n[workload]\nkind = "trace"\ncdf = "sizes.cdf"\nload = 0.5\nduration = "20us"\n',
+        base_dir=tmp_path,
+    )
+    builtin_cdf = lbsim.Scenario.from_toml(
+        '[topology]\nhosts = 16\n[workload]\nkind = "trace"\ncdf = "websearch"\nload = 0.5\nduration = "20us"\n'
+    )
+    plain = lbsim.Scenario.from_toml(SMALL)
+    assert [k for k, _, _ in with_file.input_file_keys()] == ["workload.file"]
+    assert [k for k, _, _ in with_cdf.input_file_keys()] == ["workload.cdf"]
+    assert builtin_cdf.input_file_keys() == [] and plain.input_file_keys() == []
+    for s in (with_file, with_cdf, builtin_cdf, plain):
+        key, text, inputs = s._keyed()
+        assert (key, text, inputs) == (s.key(), s.resolved(), s.input_file_keys())
+        h = hashlib.sha256(f"lbsim {lbsim.__version__}\n".encode() + text.encode())
+        for k, name, path in sorted(inputs):
+            tag = f"file {name} " if k == "workload.file" else f"{k} {name} "
+            h.update(f"\n{tag}".encode() + hashlib.sha256(path.read_bytes()).digest())
+        assert key == h.hexdigest()[:16]
+
+
+def test_sweep_writes_each_points_resolved_scenario(tmp_path: Path) -> None:
+    base = lbsim.Scenario.from_toml(SMALL)
+    grid = {"lb.kind": ["ecmp", "ops"], "seed": [1, 2]}
+    res = lbsim.sweep(base, grid, out=tmp_path / "sw", workers=2, progress=False)
+    idx = res.index
+    assert len(idx) == 4 and (idx["status"] == "done").all()
+    for row in idx.to_dict("records"):
+        s = base.with_overrides({k: row[k] for k in grid})
+        assert row["run_id"] == s.key()
+        assert (tmp_path / "sw" / row["path"] / "scenario.toml").read_text() == s.resolved()
+
+
+def test_the_local_pool_is_stopped_whatever_the_sweep_does(tmp_path: Path, monkeypatch) -> None:
+    """The pool's workers start before the sweep is planned: they are gone
+    afterwards when there was nothing to run, and when planning failed."""
+    import importlib
+    import multiprocessing
+
+    sweep_mod = importlib.import_module("lbsim.sweep")
+    base = lbsim.Scenario.from_toml(SMALL)
+    first = lbsim.sweep(base, {"seed": [1]}, out=tmp_path / "sw", workers=1, progress=False)
+    assert first.stats["ran"] == 1
+    assert multiprocessing.active_children() == []
+    again = lbsim.sweep(base, {"seed": [1]}, out=tmp_path / "sw", workers=1, progress=False)
+    assert again.stats["ran"] == 0 and again.stats["already_done"] == 1
+    assert multiprocessing.active_children() == []
+
+    def broken_plan(self):
+        raise RuntimeError("plan failed")
+
+    monkeypatch.setattr(sweep_mod._Sweep, "plan", broken_plan)
+    try:
+        lbsim.sweep(base, {"seed": [2]}, out=tmp_path / "sw", workers=1, progress=False)
+    except RuntimeError as e:
+        assert "plan failed" in str(e)
+    else:
+        raise AssertionError("the sweep did not fail")
+    assert multiprocessing.active_children() == []
+
+
+def test_a_pool_whose_worker_could_not_start_is_replaced(tmp_path: Path) -> None:
+    import importlib
+
+    sweep_mod = importlib.import_module("lbsim.sweep")
+    sw = sweep_mod._Sweep(lbsim.Scenario.from_toml(SMALL), {"seed": [1, 2]}, tmp_path / "sw", False, True)
+    todo = sw.plan()
+    bad: cf.Future[int] = cf.Future()
+    bad.set_exception(cf.process.BrokenProcessPool("a worker died while starting"))
+    started = sweep_mod._StartedPool(sweep_mod._process_pool(1), [bad])
+    sw.execute(todo, None, 1, started)
+    assert started.pool._shutdown_thread  # the first pool was stopped ...
+    assert sw.stats["ok"] == 2 and sw.stats["failed"] == 0  # ... and the runs made on a fresh one
+
+
+def test_a_worker_makes_a_temporary_folder_only_for_input_files(tmp_path: Path, monkeypatch) -> None:
+    import lbsim._worker as worker
+
+    made: list[str] = []
+    real = worker.tempfile.TemporaryDirectory
+
+    def recording(*a, **k):
+        d = real(*a, **k)
+        made.append(d.name)
+        return d
+
+    monkeypatch.setattr(worker.tempfile, "TemporaryDirectory", recording)
+    s = lbsim.Scenario.from_toml(SMALL)
+    reply = worker.run_task({"key": s.key(), "toml": s.resolved(), "files": {}})
+    assert reply["ok"] and made == []
+    csv = "src,dst,size_bytes,start_us\n0,9,100000,0\n"
+    flows = lbsim.Scenario.from_toml('[topology]\nhosts = 16\n[workload]\nkind = "flows"\nfile = "f.csv"\n')
+    reply = worker.run_task(
+        {"key": "k", "toml": flows.resolved(), "files": {"workload.file": ("f.csv", csv.encode())}}
+    )
+    assert reply["ok"] and len(made) == 1 and not Path(made[0]).exists()
+    assert json.loads(reply["raw"]["summary_json"])["flows"] == 1
+
+
+def test_a_callers_executor_gets_one_warm_up_per_worker(tmp_path: Path) -> None:
+    """Each worker of a given executor (a Dask client's included) gets a no-op
+    task while the sweep is planned, with distinct arguments: Dask would run
+    identical calls once, on one worker."""
+    import importlib
+
+    sweep_mod = importlib.import_module("lbsim.sweep")
+
+    class Recording(cf.ThreadPoolExecutor):
+        def __init__(self) -> None:
+            super().__init__(2)
+            self.calls: list[tuple[str, tuple]] = []
+
+        def submit(self, fn, /, *args, **kwargs):
+            self.calls.append((fn.__name__, args))
+            return super().submit(fn, *args, **kwargs)
+
+    class FakeClient:  # what _warm_up uses of a distributed.Client
+        def __init__(self, ex: cf.Executor) -> None:
+            self.ex = ex
+
+        def nthreads(self) -> dict[str, int]:
+            return {"tcp://a": 1, "tcp://b": 1, "tcp://c": 1}
+
+        def get_executor(self) -> cf.Executor:
+            return self.ex
+
+    with Recording() as ex:
+        res = lbsim.sweep(lbsim.Scenario.from_toml(SMALL), {"seed": [1, 2]}, out=tmp_path / "sw", executor=ex,
+                          workers=2, progress=False)
+        assert res.stats["ok"] == 2
+        assert ex.calls[:2] == [("ready", (0,)), ("ready", (1,))]
+        assert [name for name, _ in ex.calls[2:]] == ["run_task", "run_task"]
+        ex.calls.clear()
+        warm = sweep_mod._warm_up(FakeClient(ex), None)
+        assert [f.result() > 0 for f in warm] == [True] * 3
+        assert ex.calls == [("ready", (0,)), ("ready", (1,)), ("ready", (2,))]
+        assert sweep_mod._warm_up(ex, None) == []  # the number of workers unknown: none
