@@ -270,6 +270,14 @@ fn print_summary(s: &lbsim_core::Summary) {
     );
 }
 
+/// CPU time this (single-threaded) process has used so far, from /proc
+/// (Linux): unlike wall time, it does not count time other processes had the core.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/schedstat").ok()?;
+    let ns: f64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e9)
+}
+
 /// Peak resident memory of this process, from /proc (Linux).
 fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -404,10 +412,13 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
     let s = Scenario::from_toml_with(base, &overrides).map_err(|e| e.to_string())?;
     let dir = std::env::current_dir().map_err(|e| e.to_string())?;
     let mut walls = Vec::new();
+    let mut cpus = Vec::new();
     let mut out = None;
     for _ in 0..b.repeat {
+        let cpu0 = cpu_seconds();
         let run = lbsim_core::run(&s, Some(&dir)).map_err(|e| e.to_string())?;
         walls.push(run.summary.wall_seconds);
+        cpus.extend(cpu0.zip(cpu_seconds()).map(|(a, b)| b - a));
         if let Some(first) = &out {
             check_same_results(first, &run)?;
         }
@@ -416,6 +427,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
     let out = out.expect("at least one run");
     walls.sort_by(f64::total_cmp);
     let (fastest, median) = (walls[0], walls[walls.len() / 2]);
+    let cpu = cpus.into_iter().reduce(f64::min);
     let sm = &out.summary;
     let ideal_us = ideal_fct_us(&out);
     let rss = peak_rss_mb();
@@ -432,6 +444,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
             "repeat": b.repeat,
             "wall_seconds": fastest,
             "wall_seconds_median": median,
+            "cpu_seconds": cpu,
             "events_per_second": sm.events as f64 / fastest,
             "peak_rss_mb": rss,
             "max_fct_us": sm.max_fct_us,
