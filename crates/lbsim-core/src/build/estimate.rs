@@ -37,7 +37,11 @@ impl Default for Limits {
 /// Bytes per item, measured with a 128-host run (docs/scenarios.md, "Limits").
 pub mod cost {
     /// A port (link + queue), a host, a switch, with their names and vectors.
-    pub const PORT: f64 = 600.0;
+    /// A port's link FIFO holds its packets by value (48 B each, a BDP of a
+    /// 1 us link at 400 G is 13), so the figure comes from the large runs of
+    /// docs/performance.md: 1 MiB permutations of 8192 and 32 768 hosts on
+    /// 3 tiers need 1.5-1.8 kB per port beyond the rest of this estimate.
+    pub const PORT: f64 = 2_000.0;
     pub const HOST: f64 = 100.0;
     pub const SWITCH: f64 = 300.0;
     /// A transport flow: its state (sender, receiver, congestion control,

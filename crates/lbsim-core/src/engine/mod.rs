@@ -333,8 +333,8 @@ impl Simulation {
 
     /// Ask the cache for what the next events of this instant will read, so
     /// that their misses overlap this event's work (large networks are bound
-    /// by misses): the port of the one after next, and the packet at the
-    /// head of the next one's link (its port was asked for one event ago).
+    /// by misses): the port of the one after next, and the head of the next
+    /// one's link FIFO or queue (its port was asked for one event ago).
     #[inline(always)]
     fn prefetch(&self) {
         let (next, after) = self.events.peek_in_instant();
