@@ -228,7 +228,27 @@ mod tests {
         assert_eq!(n.class(), CLASS_CONTROL);
     }
 
-    /// Queues and links hold packets by value: the switch policies' `tag` must stay in the padding.
+    /// A packet taken out to travel by value still counts as in the network,
+    /// and its slot is the next one lent.
+    #[test]
+    fn a_taken_packet_stays_live_and_frees_its_slot() {
+        let mut pool = PacketPool::default();
+        let a = pool.alloc(Packet::data(1, 7, 0, 1, 4096, 3, 0, SimTime::ZERO));
+        let b = pool.alloc(Packet::data(1, 8, 0, 1, 4096, 3, 0, SimTime::ZERO));
+        let on_link = pool.take(a);
+        assert_eq!((pool.live(), on_link.seq), (2, 7));
+        let back = pool.put(on_link);
+        assert_eq!(
+            (back, pool.live(), pool.get(back).seq),
+            (a, 2, 7),
+            "the freed slot is reused"
+        );
+        pool.free(back);
+        pool.free(b);
+        assert_eq!(pool.live(), 0);
+    }
+
+    /// Links hold packets by value: the switch policies' `tag` must stay in the padding.
     #[test]
     fn a_packet_is_forty_bytes() {
         assert_eq!(std::mem::size_of::<Packet>(), 40);
