@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     for hosts, size, lb in GRIDS[args.grid]:
         if (hosts, size, lb) in done:
             continue
-        # Big points once: their run time dwarfs the machine's noise less than it costs.
+        # Big points run once: repeating a run of minutes costs more than the noise it would average out.
         repeat = args.repeat if hosts * (8 if size == "8MiB" else 1) < 16384 else 1
         cmd = [args.cli, "bench", "--hosts", str(hosts), "--size", size, "--lb", lb, "--repeat", str(repeat), "--json"]
         print(" ".join(cmd), file=sys.stderr, flush=True)
