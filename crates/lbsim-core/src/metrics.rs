@@ -53,7 +53,7 @@ impl Counters {
     pub fn count_control(&mut self, kind: crate::packet::PacketKind) {
         use crate::packet::PacketKind::*;
         match kind {
-            Ack | AckBatch => self.acks_sent += 1,
+            Ack | AckBatch | SackAck => self.acks_sent += 1,
             Nack => self.nacks_sent += 1,
             Credit => self.credits_sent += 1,
             Rts => self.rts_sent += 1,

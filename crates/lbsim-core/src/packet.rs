@@ -14,6 +14,11 @@ pub enum PacketKind {
     /// A coalesced ACK (`transport.ack_ratio` > 1): acknowledges the `span`
     /// seqs the receiver logged from position `seq` of the flow's ACK log.
     AckBatch,
+    /// The REPS artifact's ACK (`transport.ack_info = "cumulative_sack"`):
+    /// a cumulative ACK and a 64-packet SACK bitmap. They do not fit in 40
+    /// bytes, so the receiver keeps them in its ACK log and the ACK carries
+    /// the position, `seq` (`transport::receiver::SackRecord`).
+    SackAck,
     /// A trimmed packet `seq` reached the receiver.
     Nack,
     /// EQDS credit: `seq` is the cumulative number of credits the receiver

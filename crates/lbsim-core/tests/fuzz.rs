@@ -116,9 +116,14 @@ fn scenario_text(case: u64) -> String {
     let rto = g.pick(&["70us", "auto", "20us"]);
     let ack_ratio = g.pick(&["1", "1", "2", "4", "8"]);
     t += &format!(
-        "[transport]\nrto = \"{rto}\"\nack_ratio = {}\nack_delay = \"{}\"\n",
+        "[transport]\nrto = \"{rto}\"\nack_ratio = {}\nack_delay = \"{}\"\nack_info = \"{}\"\n",
         if rdma { "1" } else { ack_ratio },
         g.pick(&["2us", "never", "500ns"]),
+        if rdma {
+            "per_packet"
+        } else {
+            g.pick(&["per_packet", "cumulative_sack"])
+        },
     );
     let mut cc = cc;
     if rdma {

@@ -128,8 +128,9 @@ fn dead_uplink_reps_beats_ops() {
         o.drops.failure
     );
     assert_eq!(
-        o.drops.failure + r.drops.failure,
-        ops.flows.iter().chain(&reps.flows).map(|f| f.drops).sum::<u64>()
+        o.drops.failure + o.drops.congestion + r.drops.failure + r.drops.congestion,
+        ops.flows.iter().chain(&reps.flows).map(|f| f.drops).sum::<u64>(),
+        "every drop is some flow's"
     );
     assert!(
         reps.flows.iter().any(|f| f.freeze_entries > 0),

@@ -284,6 +284,51 @@ fn coalescing_16_to_1_erodes_reps_edge_only_on_a_healthy_tree() {
     );
 }
 
+// ---- what an ACK acknowledges ---------------------------------------------
+
+/// The REPS artifact's ACK carries a cumulative ACK and a 64-packet bitmap, so
+/// a lost ACK costs nothing: the next one covers its packet. A lone 2 MiB flow
+/// (514 packets) whose every 10th ACK is lost on the receiver's uplink: with
+/// `cumulative_sack` no timeout, no retransmission and the healthy run's
+/// completion; with `per_packet` every lost ACK is a timeout and a spurious
+/// retransmission. Lost data is another matter: the same every-10th loss on
+/// the sender's uplink costs the same timeouts either way.
+#[test]
+fn a_lost_ack_is_covered_by_the_next_cumulative_sack() {
+    let size = 2u64 << 20;
+    let dir = lone_flow("cumulative-sack", size);
+    let npkts = size.div_ceil(4150 - 64);
+    let run = |info: &str, failure: &str| {
+        let s = with(&format!(
+            "[transport]\nack_info = \"{info}\"\n[workload]\nkind = \"flows\"\nfile = \"one.csv\"\n{failure}"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        assert!(out.flows[0].finished, "{info}");
+        out
+    };
+    let lose = |link: &str| format!("[[failures]]\nlink = \"{link}\"\nkind = \"drop_nth\"\nnth = 10\n");
+    let healthy = run("cumulative_sack", "");
+    let acks_lost = lose("h127->t0_15");
+    let sack = run("cumulative_sack", &acks_lost);
+    assert_eq!(sack.counters.drops_failure, npkts / 10);
+    assert_eq!((sack.counters.timeouts, sack.counters.retransmissions), (0, 0));
+    assert_eq!(sack.counters.data_sent, npkts);
+    assert_eq!(sack.flows[0].sender_finish_us, healthy.flows[0].sender_finish_us);
+    let single = run("per_packet", &acks_lost);
+    // One per lost ACK, and the spurious retransmissions' ACKs count towards every 10th too.
+    assert!(
+        single.counters.timeouts >= npkts / 10,
+        "{} timeouts",
+        single.counters.timeouts
+    );
+    assert_eq!(single.counters.retransmissions, single.counters.timeouts);
+    assert!(single.flows[0].sender_finish_us > healthy.flows[0].sender_finish_us);
+    let data_lost = lose("h0->t0_0");
+    let (a, b) = (run("cumulative_sack", &data_lost), run("per_packet", &data_lost));
+    assert!(a.counters.timeouts > 0);
+    assert_eq!(a.counters.timeouts, b.counters.timeouts);
+}
+
 // ---- keys ------------------------------------------------------------------
 
 #[test]
@@ -305,6 +350,12 @@ fn bad_keys_are_named() {
             "cc.eqds.retransmit_priority",
         ),
         ("[lb]\nkind = \"adaptiv\"\n", "lb.kind"),
+        ("[transport]\nack_info = \"cumulative\"\n", "transport.ack_info"),
+        (
+            "[transport]\nkind = \"irn\"\n[transport.rdma]\nnack_interval = \"4us\"\ncnp_on_ooo = true\n\
+             irn_window = \"auto\"\nirn_rto_low = \"100us\"\nirn_rto_high = \"320us\"\nirn_low_inflight = 3\n",
+            "transport.ack_info",
+        ),
     ];
     for (toml, key) in cases {
         let e = Scenario::from_toml(&format!("{TREE}{toml}"))

@@ -104,6 +104,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
                     .as_ref()
                     .map_or(SimTime::ZERO, |r| r.nack_interval.value),
                 cnp_on_ooo: s.transport.rdma.as_ref().is_some_and(|r| r.cnp_on_ooo),
+                cumulative: s.transport.ack_info == crate::scenario::AckInfo::CumulativeSack,
             },
         },
         control_bytes: d.sizes.control as u32,

@@ -71,7 +71,7 @@ impl Simulation {
         debug_assert_eq!(pkt.dst, host);
         match pkt.kind {
             PacketKind::Data => self.receive_data(host, pkt),
-            PacketKind::Ack | PacketKind::AckBatch => self.on_ack(pkt),
+            PacketKind::Ack | PacketKind::AckBatch | PacketKind::SackAck => self.on_ack(pkt),
             PacketKind::Nack => self.on_nack(pkt),
             PacketKind::Credit => self.on_credit(pkt),
             PacketKind::Rts => self.receive_request(host, pkt),

@@ -6,7 +6,7 @@
 use super::Simulation;
 use crate::event::Event;
 use crate::packet::{Packet, PacketKind};
-use crate::transport::receiver::Reply;
+use crate::transport::receiver::{Batch, Reply};
 use crate::transport::Receive;
 
 impl Simulation {
@@ -43,6 +43,13 @@ impl Simulation {
             Reply::Echo(kind) => self.send_control(Packet::reply(data, kind, self.params.control_bytes)),
             Reply::Batch => self.send_ack_batch(data.flow),
             Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow: data.flow }),
+            Reply::Sack(index) => {
+                let ack = Packet {
+                    seq: index,
+                    ..Packet::reply(data, PacketKind::SackAck, self.params.control_bytes)
+                };
+                self.send_control(ack);
+            }
             Reply::Cumulative {
                 kind,
                 cumulative,
@@ -63,22 +70,28 @@ impl Simulation {
     /// Acknowledge a flow's pending batch, echoing its latest packet.
     fn send_ack_batch(&mut self, flow: u32) {
         let f = &mut self.flows[flow as usize];
-        let b = f.rx.take_batch();
         let (host, sender) = (f.spec.dst, f.spec.src);
+        let b = if self.params.transport.acks.cumulative {
+            let (index, echo) = f.rx.take_sack(f.tx.npkts);
+            Batch {
+                start: index,
+                span: 0,
+                echo,
+            }
+        } else {
+            f.rx.take_batch()
+        };
+        let kind = match self.params.transport.acks.cumulative {
+            true => PacketKind::SackAck,
+            false => PacketKind::AckBatch,
+        };
         let ack = Packet {
             seq: b.start,
             span: b.span,
             ev: b.echo.ev,
             ecn: b.echo.ecn,
             route: b.echo.route,
-            ..Packet::new(
-                PacketKind::AckBatch,
-                flow,
-                host,
-                sender,
-                self.params.control_bytes,
-                b.echo.sent_at,
-            )
+            ..Packet::new(kind, flow, host, sender, self.params.control_bytes, b.echo.sent_at)
         };
         self.send_control(ack);
     }
@@ -89,7 +102,7 @@ impl Simulation {
         match self.flows[flow as usize].rx.on_flush(self.now, &acks) {
             Reply::Batch => self.send_ack_batch(flow),
             Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow }),
-            Reply::Nothing | Reply::Echo(_) | Reply::Cumulative { .. } => {}
+            Reply::Nothing | Reply::Echo(_) | Reply::Sack(_) | Reply::Cumulative { .. } => {}
         }
     }
 

@@ -60,7 +60,8 @@ impl TimeoutInfo {
 pub struct AckEcho {
     pub ev: u16,
     pub ecn: bool,
-    /// The packet it acknowledges, when it acknowledges exactly one (not a coalesced batch).
+    /// The data packet it answers (a cumulative SACK: the one that triggered
+    /// it); None for a coalesced batch of per-packet ACKs.
     pub seq: Option<u32>,
 }
 

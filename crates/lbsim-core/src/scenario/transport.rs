@@ -21,6 +21,18 @@ pub enum TransportKind {
     InOrder,
 }
 
+/// What a SACK receiver's ACK tells the sender (`transport.ack_info`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckInfo {
+    /// Each ACK acknowledges the one packet it answers (REPS §2.1 "selective ACKs").
+    PerPacket,
+    /// Each ACK carries the receiver's cumulative ACK and a 64-packet SACK
+    /// bitmap, so a lost ACK is covered by the next one (the REPS artifact:
+    /// htsim uec.cpp `UecSink::sack`, `UecSrc::processAck`).
+    CumulativeSack,
+}
+
 impl TransportKind {
     /// An RDMA transport (cumulative ACKs, `[transport.rdma]`).
     pub fn is_rdma(self) -> bool {
@@ -40,6 +52,9 @@ pub struct Transport {
     /// Longest a partial batch of coalesced ACKs waits for more packets; "never" = until the
     /// batch fills or the message completes.
     pub ack_delay: NeverTime,
+    /// What each ACK of the "sack" transport acknowledges: "per_packet" or
+    /// "cumulative_sack" (cumulative ACK plus a 64-packet bitmap).
+    pub ack_info: AckInfo,
     /// The RDMA transports' settings (`kind` = "gbn" or "irn").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaTransport>,
@@ -74,6 +89,14 @@ impl Transport {
         }
         if self.ack_delay.value == Some(crate::time::SimTime::ZERO) {
             return bad("ack_delay", "must be positive, or \"never\"".into());
+        }
+        if self.ack_info == AckInfo::CumulativeSack && self.kind != TransportKind::Sack {
+            return bad(
+                "ack_info",
+                "\"cumulative_sack\" is the ACK of transport.kind = \"sack\"; the RDMA transports \
+                 acknowledge cumulatively already (set ack_info = \"per_packet\")"
+                    .into(),
+            );
         }
         if !self.kind.is_rdma() {
             return Ok(());

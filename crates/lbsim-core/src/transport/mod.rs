@@ -189,19 +189,32 @@ impl Flow {
             return self.on_rdma_answer(ack, now);
         }
         self.tx.record_rtt(now, now - ack.sent_at, rto);
-        let single = ack.kind == PacketKind::Ack;
+        let sack = match ack.kind {
+            PacketKind::SackAck => self.rx.sack_record(ack.seq),
+            _ => None,
+        };
+        // The data packet it answers (a batch echoes its latest).
+        let answers = match ack.kind {
+            PacketKind::Ack => Some(ack.seq),
+            _ => sack.map(|s| s.trigger),
+        };
         let echo = AckEcho {
             ev: ack.ev,
             ecn: ack.ecn,
-            seq: single.then_some(ack.seq),
+            seq: answers,
         };
         let path = self.lb.on_ack(now, &echo, &mut self.lb_stats);
-        let acked = match ack.kind {
-            PacketKind::AckBatch => self.tx.on_ack_all(self.rx.covered(ack.seq, ack.span)),
+        let acked = match (ack.kind, sack) {
+            (PacketKind::AckBatch, _) => self.tx.on_ack_all(self.rx.covered(ack.seq, ack.span)),
+            (PacketKind::SackAck, Some(s)) => {
+                let base = receiver::bitmap_base(s.trigger, s.cumulative, ack.ecn);
+                self.tx.on_sack(s.cumulative, base, s.bitmap)
+            }
+            (PacketKind::SackAck, None) => Default::default(), // forgotten (receiver::SACK_LOG)
             _ => self.tx.on_ack(ack.seq),
         };
         let slow_path = match path {
-            AckPath::Slow => self.tx.wire_size(ack.seq) as u64,
+            AckPath::Slow => answers.map_or(0, |seq| self.tx.wire_size(seq) as u64),
             AckPath::Normal => 0,
         };
         self.cc.on_ack(&AckSignal {

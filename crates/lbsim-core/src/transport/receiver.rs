@@ -10,6 +10,14 @@
 //! (REPS §4.5.1), at once for the packet that ends the message and for any
 //! after it is whole, and `transport.ack_delay` bounds how long a partial
 //! batch waits (`transport::ack_coalescing`).
+//!
+//! With `transport.ack_info = "cumulative_sack"` every ACK says what the
+//! REPS artifact's ACK says (htsim uec.cpp `UecSink::processData`, `sack`,
+//! `sackBitmapBase`): the cumulative ACK (the lowest seq not yet received)
+//! and a 64-packet bitmap of what arrived from a base at or above it, so the
+//! sender learns of a packet whose own ACK was lost from the next ACK. The
+//! receiver logs each such ACK's contents (`SackRecord`) and the ACK names
+//! its log position; a duplicate is answered too, as in the artifact.
 
 use super::ack_coalescing::{AckLog, Trigger};
 pub use super::gbn::GoBackN;
@@ -29,6 +37,31 @@ pub struct AckPolicy {
     pub nack_interval: SimTime,
     /// RDMA receivers: an out-of-order arrival also asks for a rate cut (CNP).
     pub cnp_on_ooo: bool,
+    /// SACK receiver: ACKs carry a cumulative ACK and a bitmap (`SackRecord`).
+    pub cumulative: bool,
+}
+
+/// What one cumulative SACK tells the sender (the REPS artifact's ACK).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackRecord {
+    /// The data packet it answers (its RTT sample and echoed EV).
+    pub trigger: u32,
+    /// Every seq below this arrived.
+    pub cumulative: u32,
+    /// Bit i: seq `bitmap_base(..) + i` arrived.
+    pub bitmap: u64,
+}
+
+/// The first seq of a cumulative SACK's bitmap: the 64 packets ending at the
+/// trigger, but none at or below the cumulative ACK; an ECN-marked trigger
+/// starts the bitmap at itself (artifact `UecSink::processData`, `sackBitmapBase`).
+#[inline]
+pub fn bitmap_base(trigger: u32, cumulative: u32, ecn: bool) -> u32 {
+    if ecn {
+        trigger
+    } else {
+        trigger.saturating_sub(63).max(cumulative + 1)
+    }
 }
 
 /// How the receiver answers an arrival.
@@ -42,6 +75,8 @@ pub enum Reply {
     Batch,
     /// Nothing now; call `on_flush` at this time.
     FlushAt(SimTime),
+    /// A cumulative SACK: the receiver's log entry at this position (`SackRecord`).
+    Sack(u32),
     /// An RDMA answer (ACK or NACK): every packet below `cumulative` arrived;
     /// a NACK's `sacked` > 0 says packet `cumulative + sacked` arrived too
     /// (IRN); `cnp` asks the sender to cut its rate.
@@ -86,6 +121,14 @@ pub trait Receive {
     /// The seqs a batch acknowledges (the sender reads them through the ACK).
     fn covered(&self, _start: u32, _span: u16) -> &[u32] {
         &[]
+    }
+    /// What the cumulative SACK at log position `index` said (None: too old, forgotten).
+    fn sack_record(&self, _index: u32) -> Option<SackRecord> {
+        unreachable!("this receiver never sends cumulative SACKs")
+    }
+    /// Close the pending batch with a cumulative SACK: (its log position, what it echoes).
+    fn take_sack(&mut self, _npkts: u32) -> (u32, Trigger) {
+        unreachable!("this receiver never sends cumulative SACKs")
     }
     /// When the message became whole.
     fn finish(&self) -> Option<SimTime>;
@@ -145,6 +188,13 @@ impl Receive for Receiver {
         dispatch!(self, r => r.covered(start, span))
     }
     #[inline]
+    fn sack_record(&self, index: u32) -> Option<SackRecord> {
+        dispatch!(self, r => r.sack_record(index))
+    }
+    fn take_sack(&mut self, npkts: u32) -> (u32, Trigger) {
+        dispatch!(self, r => r.take_sack(npkts))
+    }
+    #[inline]
     fn finish(&self) -> Option<SimTime> {
         dispatch!(self, r => r.finish())
     }
@@ -164,7 +214,18 @@ pub struct Sack {
     finish: Option<SimTime>,
     /// Seqs received and their coalesced ACKs (`ratio` > 1).
     log: AckLog,
+    /// The lowest seq not yet received (kept with `cumulative` ACKs only).
+    cumulative: u32,
+    /// The latest cumulative SACKs sent (a ring of `SACK_LOG` at most).
+    sacks: Vec<SackRecord>,
+    sacks_sent: u32,
 }
+
+/// Cumulative SACKs a receiver remembers: an ACK that reaches its sender after
+/// this many newer ACKs of its flow were sent reads as saying nothing (it
+/// would have to wait behind 256 of its own flow's packets; control packets
+/// have priority, so it does not happen in lbsim's scenarios).
+const SACK_LOG: u32 = 256;
 
 impl Sack {
     pub fn new(npkts: u32) -> Self {
@@ -173,11 +234,55 @@ impl Sack {
             count: 0,
             finish: None,
             log: AckLog::default(),
+            cumulative: 0,
+            sacks: Vec::new(),
+            sacks_sent: 0,
+        }
+    }
+
+    /// Log the cumulative SACK answering packet `trigger` and say where.
+    fn log_sack(&mut self, trigger: u32, ecn: bool, npkts: u32) -> Reply {
+        if self.sacks.is_empty() {
+            let len = npkts.next_power_of_two().min(SACK_LOG);
+            self.sacks = vec![SackRecord::default(); len as usize];
+        }
+        let base = bitmap_base(trigger, self.cumulative, ecn);
+        let index = self.sacks_sent;
+        let mask = self.sacks.len() as u32 - 1;
+        self.sacks[(index & mask) as usize] = SackRecord {
+            trigger,
+            cumulative: self.cumulative,
+            bitmap: self.bits_from(base),
+        };
+        self.sacks_sent += 1;
+        Reply::Sack(index)
+    }
+
+    /// Whether `seq` arrived (every packet has once the message is whole).
+    #[inline]
+    fn received(&self, seq: u32) -> bool {
+        self.finish.is_some() || self.got[(seq / 64) as usize] & (1 << (seq % 64)) != 0
+    }
+
+    /// The 64 received bits from seq `base` on (none once the message is
+    /// whole: the cumulative ACK then covers everything).
+    fn bits_from(&self, base: u32) -> u64 {
+        if self.finish.is_some() {
+            return 0;
+        }
+        let (w, off) = ((base / 64) as usize, base % 64);
+        let word = |i: usize| self.got.get(i).copied().unwrap_or(0);
+        let low = word(w) >> off;
+        if off == 0 {
+            low
+        } else {
+            low | word(w + 1) << (64 - off)
         }
     }
 
     /// Mark `seq` received: (it was new, it completed the message).
-    fn accept(&mut self, seq: u32, npkts: u32, now: SimTime) -> (bool, bool) {
+    /// `cumulative`: also advance the cumulative ACK.
+    fn accept(&mut self, seq: u32, npkts: u32, now: SimTime, cumulative: bool) -> (bool, bool) {
         if self.finish.is_some() {
             return (false, false);
         }
@@ -188,10 +293,16 @@ impl Sack {
         self.got[w] |= 1 << b;
         self.count += 1;
         if self.count < npkts {
+            if cumulative && seq == self.cumulative {
+                while self.received(self.cumulative) {
+                    self.cumulative += 1;
+                }
+            }
             return (true, false);
         }
         self.finish = Some(now);
         self.got = Vec::new();
+        self.cumulative = npkts;
         (true, true)
     }
 }
@@ -207,9 +318,12 @@ impl Receive for Sack {
                 reply,
             };
         }
-        let (new, complete) = self.accept(pkt.seq, npkts, now);
+        let (new, complete) = self.accept(pkt.seq, npkts, now, policy.cumulative);
         if policy.ratio <= 1 {
-            let reply = Reply::Echo(PacketKind::Ack);
+            let reply = match policy.cumulative {
+                true => self.log_sack(pkt.seq, pkt.ecn, npkts),
+                false => Reply::Echo(PacketKind::Ack),
+            };
             return Arrival { new, complete, reply };
         }
         let trigger = Trigger {
@@ -231,6 +345,14 @@ impl Receive for Sack {
                 None => Reply::Nothing,
             }
         };
+        if policy.cumulative && reply == Reply::Batch {
+            let (index, _) = self.take_sack(npkts);
+            return Arrival {
+                new,
+                complete,
+                reply: Reply::Sack(index),
+            };
+        }
         Arrival { new, complete, reply }
     }
 
@@ -262,12 +384,31 @@ impl Receive for Sack {
     }
 
     #[inline]
+    fn sack_record(&self, index: u32) -> Option<SackRecord> {
+        let len = self.sacks.len() as u32;
+        (len > 0 && self.sacks_sent - index <= len).then(|| self.sacks[(index & (len - 1)) as usize])
+    }
+
+    /// Close the pending batch of coalesced arrivals with a cumulative SACK
+    /// answering the latest (what it echoes).
+    fn take_sack(&mut self, npkts: u32) -> (u32, Trigger) {
+        let (start, span) = self.log.take();
+        let latest = *self.log.covered(start, span).last().expect("a batch is never empty");
+        let echo = self.log.last;
+        let Reply::Sack(index) = self.log_sack(latest, echo.ecn, npkts) else {
+            unreachable!("log_sack answers with a Sack")
+        };
+        (index, echo)
+    }
+
+    #[inline]
     fn finish(&self) -> Option<SimTime> {
         self.finish
     }
 
     fn release(&mut self) {
         self.log.release();
+        self.sacks = Vec::new();
     }
 
     fn allocate(&mut self, npkts: u32) {
@@ -332,6 +473,7 @@ pub(crate) mod tests {
         delay: None,
         nack_interval: SimTime::from_us(4),
         cnp_on_ooo: true,
+        cumulative: false,
     };
 
     #[test]
@@ -351,6 +493,56 @@ pub(crate) mod tests {
             r.on_data(&trimmed, 3, t, &PER_PACKET).reply,
             Reply::Echo(PacketKind::Nack)
         );
+    }
+
+    /// The REPS artifact's ACK, arrival by arrival: the cumulative ACK and
+    /// the bitmap of what arrived from `max(trigger - 63, cumulative + 1)`
+    /// (from the trigger itself when it is ECN-marked); a duplicate is answered too.
+    #[test]
+    fn cumulative_sacks_carry_the_cumulative_ack_and_a_bitmap() {
+        let policy = AckPolicy {
+            cumulative: true,
+            ..PER_PACKET
+        };
+        let mut r = Sack::new(100);
+        let t = SimTime::from_us(1);
+        let mut arrive = |seq: u32, ecn: bool| {
+            let mut p = data(seq);
+            p.ecn = ecn;
+            let Reply::Sack(i) = r.on_data(&p, 100, t, &policy).reply else {
+                panic!("every arrival gets a cumulative SACK")
+            };
+            r.sack_record(i).expect("just sent")
+        };
+        let rec = |trigger, cumulative, bitmap| SackRecord {
+            trigger,
+            cumulative,
+            bitmap,
+        };
+        assert_eq!(arrive(0, false), rec(0, 1, 0));
+        assert_eq!(arrive(2, false), rec(2, 1, 0b1), "1 missing: the bitmap starts at 2");
+        assert_eq!(arrive(3, false), rec(3, 1, 0b11));
+        assert_eq!(arrive(1, false), rec(1, 4, 0), "the gap filled: everything below 4");
+        assert_eq!(arrive(70, false), rec(70, 4, 1 << 63), "bitmap 7..=70");
+        assert_eq!(
+            arrive(5, true),
+            rec(5, 4, 0b1),
+            "ECN-marked: the bitmap starts at the trigger"
+        );
+        assert_eq!(arrive(2, false), rec(2, 4, 0b1), "a duplicate: bitmap from 5");
+        assert_eq!(bitmap_base(70, 4, false), 7);
+        // The receiver remembers its latest SACK_LOG (256) ACKs, no more.
+        let mut r = Sack::new(1000);
+        let sent: Vec<u32> = (0..300)
+            .map(|s| match r.on_data(&data(s), 1000, t, &policy).reply {
+                Reply::Sack(i) => i,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(sent[299], 299);
+        assert_eq!(r.sack_record(299).map(|s| s.cumulative), Some(300));
+        assert_eq!(r.sack_record(44).map(|s| (s.trigger, s.cumulative)), Some((44, 45)));
+        assert_eq!(r.sack_record(43), None, "overwritten by the 300th");
     }
 
     /// Ratio 4 with a 2 us delay: one batch per four packets, the message's
