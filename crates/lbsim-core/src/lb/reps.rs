@@ -4,7 +4,7 @@
 //! without congestion) with a validity bit each; a send reuses the oldest
 //! valid EV, or explores a random one when none is valid. Freezing mode
 //! (§3.2, App. A) stops exploring after a timeout that looks like a failure
-//! and cycles over the cached EVs, valid or not.
+//! and keeps sending on the cached EVs, valid or not.
 //!
 //! Choices where Alg. 1 and the authors' htsim (buffer_reps.cpp, uec.cpp)
 //! differ or are silent, all written down in docs/model-choices.md:
@@ -15,8 +15,20 @@
 //!   `exploreCounter` = one BDP of packets (Alg. 1 line 17);
 //! - `exploreCounter` starts at 0 (Alg. 1 line 3): a new flow explores
 //!   because its buffer is empty;
-//! - frozen sends cycle over the written entries only (Alg. 2 lines 8-9
-//!   advance `head`; unwritten slots after a reset are skipped).
+//! - which cached EV a frozen send takes is `lb.reps.frozen_pick`:
+//!   - `"alg2"` (preset `reps_paper`), Alg. 2 `GETNEXTEV` as printed: the
+//!     oldest valid entry first (lines 3-6, as outside freezing); with none
+//!     valid, the entry at the write head `head`, which then advances
+//!     (lines 8-9), so the next unmarked ACKs are written further on.
+//!     Unwritten slots after a clear are skipped;
+//!   - `"cursor"` (preset `reps_artifact`), what the artifact runs
+//!     (uec.cpp `nextEntropy_freezing`, buffer_reps.cpp `remove_frozen`): a
+//!     read cursor of its own walks slots 0, 1, ..., count - 1, 0, ...
+//!     (count = slots written since the last clear) and takes the slot it
+//!     stands on whether valid or not, invalidating it. The write head is
+//!     never moved by a send, so ACKs land where they would unfrozen. The
+//!     cursor is 0 after a clear and is not moved when freezing starts;
+//!     as leaving freezing clears the buffer, every freeze starts at slot 0.
 
 use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
@@ -24,6 +36,19 @@ use crate::scenario::registry::{check_params, parse_params, Params};
 use crate::scenario::{Amount, NeverTime, ScenarioError, Time};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
+
+/// `lb.reps.frozen_pick`: which cached EV a send takes in freezing mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrozenPick {
+    /// REPS Alg. 2 `GETNEXTEV`: the oldest valid entry (lines 3-6); with
+    /// none valid, the write head's entry, advancing the head (lines 8-9).
+    Alg2,
+    /// The REPS artifact (buffer_reps.cpp `remove_frozen`): a separate read
+    /// cursor cycles over the written slots whatever their validity; the
+    /// write head is left alone.
+    Cursor,
+}
 
 /// `lb.reps`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -37,6 +62,8 @@ pub struct RepsParams {
     /// Force every REPS flow into freezing mode at this time, failure or not
     /// (REPS App. A, Fig. 15: 150 us); "never" = only on failures.
     pub force_freeze_at: NeverTime,
+    /// Which cached EV a frozen send takes: "alg2" or "cursor".
+    pub frozen_pick: FrozenPick,
 }
 
 impl Params for RepsParams {
@@ -70,6 +97,8 @@ pub struct RepsConfig {
     pub explore_after_freeze: u32,
     /// Enter freezing mode at this time whatever happens (App. A, Fig. 15).
     pub force_freeze_at: Option<SimTime>,
+    /// Which cached EV a frozen send takes.
+    pub frozen_pick: FrozenPick,
 }
 
 #[derive(Clone, Debug)]
@@ -78,7 +107,12 @@ pub struct Reps {
     cached: Vec<u16>,
     valid: Vec<bool>,
     written: Vec<bool>,
+    /// Write head (Alg. 1 `head`; with "alg2" frozen sends move it too).
     head: usize,
+    /// Slots written since the last clear (htsim `count`).
+    count: usize,
+    /// "cursor": the frozen read position, below `count` (htsim `head_forzen_mode`).
+    cursor: usize,
     num_valid: usize,
     explore_counter: u32,
     frozen: bool,
@@ -97,6 +131,8 @@ impl Reps {
             valid: vec![false; n],
             written: vec![false; n],
             head: 0,
+            count: 0,
+            cursor: 0,
             num_valid: 0,
             explore_counter: 0,
             frozen: false,
@@ -107,7 +143,7 @@ impl Reps {
     }
 
     fn is_empty(&self) -> bool {
-        !self.written.iter().any(|&w| w)
+        self.count == 0
     }
 
     /// Freezing exit (§3.2): first feedback after the timeout.
@@ -118,13 +154,18 @@ impl Reps {
             self.valid.iter_mut().for_each(|v| *v = false);
             self.written.iter_mut().for_each(|w| *w = false);
             self.head = 0;
+            self.count = 0;
+            self.cursor = 0;
             self.num_valid = 0;
             self.explore_counter = self.cfg.explore_after_freeze; // Alg. 1 line 17
         }
     }
 
-    /// Alg. 2 GETNEXTEV.
+    /// Alg. 2 GETNEXTEV; called with at least one slot written.
     fn get_next_ev(&mut self) -> u16 {
+        if self.frozen && self.cfg.frozen_pick == FrozenPick::Cursor {
+            return self.take_at_cursor();
+        }
         let n = self.cfg.buffer_size;
         let offset = if self.num_valid > 0 {
             let off = (self.head + n - self.num_valid) % n; // line 4: oldest valid
@@ -142,6 +183,21 @@ impl Reps {
             }
         };
         self.cached[offset]
+    }
+
+    /// "cursor": the slot under the frozen cursor, valid or not, is taken
+    /// and invalidated; the cursor steps on modulo the slots written since
+    /// the last clear (REPS artifact buffer_reps.cpp `remove_frozen`). Slots
+    /// are written in order from 0 after a clear and a send never moves the
+    /// write head, so slots 0..count are exactly the written ones.
+    fn take_at_cursor(&mut self) -> u16 {
+        let off = self.cursor;
+        if self.valid[off] {
+            self.valid[off] = false;
+            self.num_valid -= 1;
+        }
+        self.cursor = (off + 1) % self.count.max(1);
+        self.cached[off]
     }
 
     /// Alg. 1 lines 22-24: start cycling over the cached EVs until the freezing timeout.
@@ -191,6 +247,9 @@ impl LoadBalancer for Reps {
         if !self.valid[self.head] {
             self.num_valid += 1; // lines 9-11
         }
+        if !self.written[self.head] {
+            self.count += 1;
+        }
         self.cached[self.head] = ack.ev; // lines 12-14
         self.valid[self.head] = true;
         self.written[self.head] = true;
@@ -234,6 +293,7 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
         freeze_rtt_factor: p.freeze_rtt_factor,
         explore_after_freeze: explore,
         force_freeze_at: p.force_freeze_at.value,
+        frozen_pick: p.frozen_pick,
     })))
 }
 
@@ -244,17 +304,26 @@ pub const ENTRY: LbEntry = LbEntry {
     switch_side: false,
     int_probes: false,
     reorders: true,
-    presets: &[(
-        "reps_paper",
-        r#"
+    presets: &[
+        (
+            "reps_paper",
+            r#"
 buffer_size = 8              # REPS §3.1: 8-entry circular buffer
 freezing = true              # REPS §3.2
 freezing_timeout = "10ms"    # REPS artifact buffer_reps.cpp default (exit_freeze_after)
 freeze_rtt_factor = 1.65     # REPS App. A / artifact: max RTT < 1.65 x base RTT means failure
 explore_after_freeze = "1bdp" # REPS Alg. 1 line 17: NUM_PKTS_BDP
 force_freeze_at = "never"    # REPS App. A, Fig. 15 forces freezing at 150 us
+frozen_pick = "alg2"         # REPS Alg. 2 lines 3-10: oldest valid first, else the write head advances
 "#,
-    )],
+        ),
+        (
+            "reps_artifact",
+            r#"
+frozen_pick = "cursor"       # artifact buffer_reps.cpp remove_frozen: own read cursor over written slots, valid or not
+"#,
+        ),
+    ],
     check: check_params::<RepsParams>,
     prepare,
 };
@@ -265,6 +334,10 @@ mod tests {
     use crate::rng::StreamTag;
 
     fn reps(n: usize) -> Reps {
+        reps_with(n, FrozenPick::Alg2)
+    }
+
+    fn reps_with(n: usize, frozen_pick: FrozenPick) -> Reps {
         Reps::new(RepsConfig {
             buffer_size: n,
             entropy_space: 65536,
@@ -273,6 +346,7 @@ mod tests {
             freeze_rtt_factor: 1.65,
             explore_after_freeze: 3,
             force_freeze_at: None,
+            frozen_pick,
         })
     }
 
@@ -426,5 +500,148 @@ mod tests {
             frozen.exit_at, exit,
             "re-detection while frozen does not extend the timeout"
         );
+    }
+
+    /// "cursor" (REPS artifact buffer_reps.cpp `remove_frozen`): frozen sends
+    /// read slots 0, 1, 2, ... with a cursor of their own, valid or not, and
+    /// an ACK that comes meanwhile is written at the write head, which sends
+    /// never move.
+    #[test]
+    fn frozen_sends_cycle_a_separate_cursor() {
+        use Step::*;
+        let mut r = reps_with(8, FrozenPick::Cursor);
+        run(
+            &mut r,
+            &[
+                (Ack(10, false), 1, false),
+                (Ack(11, false), 2, false),
+                (Ack(12, false), 3, false),
+                (Timeout(true), 3, true),
+                (Send(Some(10)), 2, true), // the cursor starts at slot 0
+                (Send(Some(11)), 1, true),
+                (Send(Some(12)), 0, true),
+                (Send(Some(10)), 0, true), // cursor wraps at count = 3, slot 0 no longer valid
+            ],
+        );
+        assert_eq!(
+            (r.head, r.count, r.cursor),
+            (3, 3, 1),
+            "sends leave the write head alone"
+        );
+        run(
+            &mut r,
+            &[
+                (Ack(20, false), 1, true), // written at the write head, slot 3; count 4
+                (Send(Some(11)), 1, true), // the cursor goes on from slot 1, skipping nothing
+                (Send(Some(12)), 1, true),
+                (Send(Some(20)), 0, true), // the fresh entry, invalidated
+                (Send(Some(10)), 0, true), // wraps at count = 4
+                (Send(Some(11)), 0, true),
+            ],
+        );
+        assert_eq!(r.cached[..4], [10, 11, 12, 20]);
+        assert_eq!((r.head, r.count, r.cursor), (4, 4, 2));
+        // Leaving freezing clears the buffer and puts the cursor back at 0:
+        // the next freeze starts at slot 0 again.
+        run(
+            &mut r,
+            &[
+                (At(101), 0, true),
+                (Ack(30, false), 1, false), // exit and clear first, then cached at slot 0
+                (Ack(31, false), 2, false),
+                (Send(None), 2, false), // one BDP of exploration (3 packets here)
+                (Send(None), 2, false),
+                (Send(None), 2, false),
+                (Send(Some(30)), 1, false), // unfrozen: oldest valid, as with "alg2"
+                (Timeout(true), 1, true),
+                (Send(Some(30)), 1, true), // slot 0 again, though only slot 1 is valid
+                (Send(Some(31)), 0, true),
+            ],
+        );
+        assert_eq!((r.head, r.count, r.cursor), (2, 2, 0));
+    }
+
+    /// The same trace with "alg2" (REPS Alg. 2 as printed): valid entries
+    /// oldest first; then the write head itself walks over the written
+    /// slots, so the next ACK lands in slot 1 (overwriting 11), not slot 3.
+    #[test]
+    fn alg2_frozen_sends_take_the_oldest_valid_then_advance_the_write_head() {
+        use Step::*;
+        let mut r = reps_with(8, FrozenPick::Alg2);
+        run(
+            &mut r,
+            &[
+                (Ack(10, false), 1, false),
+                (Ack(11, false), 2, false),
+                (Ack(12, false), 3, false),
+                (Timeout(true), 3, true),
+                (Send(Some(10)), 2, true), // line 4: oldest valid
+                (Send(Some(11)), 1, true),
+                (Send(Some(12)), 0, true),
+                (Send(Some(10)), 0, true), // lines 8-9: head 3, slots 3-7 unwritten, slot 0; head = 1
+            ],
+        );
+        assert_eq!((r.head, r.count), (1, 3));
+        run(
+            &mut r,
+            &[
+                (Ack(20, false), 1, true), // written at slot 1, over 11
+                (Send(Some(20)), 0, true), // the one valid entry
+                (Send(Some(12)), 0, true), // head 2
+                (Send(Some(10)), 0, true), // head 3, skips 3-7, slot 0
+                (Send(Some(20)), 0, true),
+                (Send(Some(12)), 0, true),
+            ],
+        );
+        assert_eq!(r.cached[..3], [10, 20, 12]);
+        assert!(!r.written[3], "nothing was ever written at slot 3");
+    }
+
+    /// A frozen flow with nothing written explores, with either pick
+    /// (artifact `nextEntropy_freezing`: count == 0 gives a random EV).
+    #[test]
+    fn frozen_with_an_empty_buffer_explores() {
+        use Step::*;
+        for pick in [FrozenPick::Alg2, FrozenPick::Cursor] {
+            let mut r = reps_with(8, pick);
+            run(
+                &mut r,
+                &[(Timeout(true), 0, true), (Send(None), 0, true), (Send(None), 0, true)],
+            );
+        }
+    }
+
+    #[test]
+    fn frozen_pick_is_read_from_the_scenario_and_a_bad_value_is_named() {
+        let table = |pick: &str| -> toml::Value {
+            let text = format!(
+                "buffer_size = 8\nfreezing = true\nfreezing_timeout = \"10ms\"\nfreeze_rtt_factor = 1.65\n\
+                 explore_after_freeze = \"1bdp\"\nforce_freeze_at = \"never\"\nfrozen_pick = {pick}\n"
+            );
+            toml::Value::Table(text.parse().unwrap())
+        };
+        let p: RepsParams = parse_params(Some(&table("\"cursor\"")), "lb.reps").unwrap();
+        assert_eq!(p.frozen_pick, FrozenPick::Cursor);
+        let p: RepsParams = parse_params(Some(&table("\"alg2\"")), "lb.reps").unwrap();
+        assert_eq!(p.frozen_pick, FrozenPick::Alg2);
+        for bad in ["\"newest\"", "\"Cursor\"", "2"] {
+            let e = parse_params::<RepsParams>(Some(&table(bad)), "lb.reps").unwrap_err();
+            assert_eq!(e.key, "lb.reps.frozen_pick", "{bad}: {e}");
+        }
+        let e = parse_params::<RepsParams>(Some(&table("\"newest\"")), "lb.reps").unwrap_err();
+        assert!(e.message.contains("alg2") && e.message.contains("cursor"), "{e}");
+    }
+
+    /// `reps_paper` keeps Alg. 2 as printed; `reps_artifact` runs the artifact's cursor.
+    #[test]
+    fn each_preset_picks_its_frozen_rule() {
+        let pick = |preset: &str| {
+            let s = crate::scenario::Scenario::from_toml(&format!("preset = \"{preset}\"")).unwrap();
+            parse_params::<RepsParams>(s.lb.tables.get("reps"), "lb.reps")
+                .unwrap()
+                .frozen_pick
+        };
+        assert_eq!(pick("reps_paper"), FrozenPick::Alg2);
+        assert_eq!(pick("reps_artifact"), FrozenPick::Cursor);
     }
 }
