@@ -75,6 +75,11 @@ impl CongestionControl for DctcpVariant {
     }
 
     #[inline]
+    fn window(&self) -> Option<u64> {
+        Some(self.cwnd)
+    }
+
+    #[inline]
     fn on_ack(&mut self, a: &AckSignal) {
         if a.acked > 0 {
             self.ack(a.acked, a.ecn);

@@ -89,6 +89,10 @@ pub trait CongestionControl {
     fn on_timer(&mut self, _t: &TimerSignal) -> TimerAction {
         TimerAction::default()
     }
+    /// The congestion window in bytes, for window-based algorithms.
+    fn window(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A grant a receiver-side agent sends to a flow's sender (EQDS: a credit).
@@ -196,6 +200,10 @@ macro_rules! congestion_controls {
             }
             fn on_timer(&mut self, t: &TimerSignal) -> TimerAction {
                 match self { $($(#[$attr])* Cc::$variant(c) => c.on_timer(t),)* }
+            }
+            #[inline]
+            fn window(&self) -> Option<u64> {
+                match self { $($(#[$attr])* Cc::$variant(c) => c.window(),)* }
             }
         }
     };

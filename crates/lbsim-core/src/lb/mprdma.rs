@@ -19,6 +19,16 @@
 //! MP-RDMA does so the ACK frees no send), and the transport sends no new
 //! packet at or beyond snd_una + Δ (`Flow::ooo_limit`). The REPS artifact
 //! has neither (`processEv_mprdma` has no snd_ooh): Δ = 0 turns both off.
+//!
+//! Which EV a send takes is `lb.mprdma.ev_rule`. `"mp_rdma"` (preset
+//! `reps_paper`) is the clocking above. `"artifact"` (preset
+//! `reps_artifact`) is what the REPS artifact's MPRDMA does (uec.cpp
+//! `processAck`, `processEv_mprdma`, `nextEntropy_mprdma`): after each ACK
+//! (or NACK) has updated the window, the flow "can send" if the window grew
+//! by more than a packet less 66 bytes or exceeds what is in flight by that
+//! much; if it can, the ACK's EV, marked or not, becomes the flow's EV. Every
+//! send then takes that EV while the flow can send, and a random one when it
+//! cannot or before any ACK; timeouts change nothing.
 
 use super::{AckEcho, AckPath, FlowPlan, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer, TimeoutInfo};
 use crate::rng::Rng;
@@ -36,6 +46,18 @@ pub struct MprdmaParams {
     /// Δ: the out-of-order degree MP-RDMA allows, in packets (slow-path ACKs
     /// and the send bound snd_una + Δ); 0 = no limit, as in the REPS artifact.
     pub ooo_limit: u32,
+    /// Which EV a send takes: "mp_rdma" (ACK clocking) or "artifact" (module docs).
+    pub ev_rule: EvRule,
+}
+
+/// `lb.mprdma.ev_rule`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvRule {
+    /// MP-RDMA's ACK clocking: an unmarked ACK's EV for one packet, else random.
+    MpRdma,
+    /// The REPS artifact's: the latest ACK's EV while the window has room (module docs).
+    Artifact,
 }
 
 impl Params for MprdmaParams {}
@@ -49,15 +71,45 @@ pub struct Mprdma {
     ooo_limit: u32,
     /// snd_ooh: the highest sequence number acknowledged so far.
     highest_acked: u32,
+    rule: EvRule,
+    /// "artifact": the EV of the latest feedback, until the window says whether to keep it.
+    heard: u16,
+    /// "artifact": the flow's EV (htsim `mprdma_entropy`; None before any is kept).
+    kept: Option<u16>,
+    /// "artifact": the window had room after the latest ACK (htsim `mprdma_can_send`).
+    can_send: bool,
 }
 
 impl Mprdma {
     pub fn new(entropy_space: u32, ooo_limit: u32) -> Self {
+        Mprdma::with_rule(entropy_space, ooo_limit, EvRule::MpRdma)
+    }
+
+    pub fn with_rule(entropy_space: u32, ooo_limit: u32, rule: EvRule) -> Self {
         Mprdma {
             entropy_space,
             granted: None,
             ooo_limit,
             highest_acked: 0,
+            rule,
+            heard: 0,
+            kept: None,
+            can_send: false,
+        }
+    }
+
+    /// "artifact": the window after an ACK updated it (`grew`: by how much;
+    /// `room`: cwnd minus in flight; `mtu`: a full packet's wire size), as
+    /// htsim's `processAck` tests it before `processEv_mprdma`.
+    #[inline]
+    pub fn after_window(&mut self, grew: i64, room: i64, mtu: i64) {
+        if self.rule != EvRule::Artifact {
+            return;
+        }
+        // uec.cpp processAck: `_cwnd - previous > _mtu - 66 || _cwnd > _in_flight + (_mtu - 66)`.
+        self.can_send = grew > mtu - 66 || room > mtu - 66;
+        if self.can_send {
+            self.kept = Some(self.heard);
         }
     }
 
@@ -79,6 +131,18 @@ impl Mprdma {
 
 impl LoadBalancer for Mprdma {
     fn next_ev(&mut self, _now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        if self.rule == EvRule::Artifact {
+            return match self.kept.filter(|_| self.can_send) {
+                Some(ev) => {
+                    stats.recycled += 1;
+                    ev
+                }
+                None => {
+                    stats.explored += 1;
+                    rng.below(self.entropy_space as u64) as u16
+                }
+            };
+        }
         match self.granted.take() {
             Some(ev) => {
                 stats.recycled += 1;
@@ -94,6 +158,7 @@ impl LoadBalancer for Mprdma {
     /// An unmarked ACK grants its path to the next packet; a per-packet ACK
     /// more than Δ behind snd_ooh came over a slow path and grants nothing.
     fn on_ack(&mut self, _now: SimTime, ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
+        self.heard = ack.ev;
         self.granted = (!ack.ecn).then_some(ack.ev);
         match ack.seq {
             Some(seq) if self.ack_is_late(seq) => AckPath::Slow,
@@ -101,7 +166,8 @@ impl LoadBalancer for Mprdma {
         }
     }
 
-    fn on_nack(&mut self, _now: SimTime, _ev: u16, _stats: &mut LbStats) {
+    fn on_nack(&mut self, _now: SimTime, ev: u16, _stats: &mut LbStats) {
+        self.heard = ev;
         self.granted = None;
     }
 
@@ -125,7 +191,7 @@ impl LbBuilder for Builder {
         }
     }
     fn balancer(&self, _base_rtt: SimTime, _rng: &mut Rng) -> Lb {
-        Lb::Mprdma(Mprdma::new(self.entropy_space, self.p.ooo_limit))
+        Lb::Mprdma(Mprdma::with_rule(self.entropy_space, self.p.ooo_limit, self.p.ev_rule))
     }
 }
 
@@ -150,6 +216,7 @@ pub const ENTRY: LbEntry = LbEntry {
             r#"
 cc = "mprdma"                # MP-RDMA (NSDI '18): -1/2 packet per marked ACK
 ooo_limit = 0                # REPS §4.1's MPRDMA (the artifact's) has no OOO limit; MP-RDMA's Δ: 32 (docs/model-choices.md)
+ev_rule = "mp_rdma"          # MP-RDMA (NSDI '18) §3.2: each unmarked ACK clocks one packet onto its path
 "#,
         ),
         (
@@ -157,6 +224,7 @@ ooo_limit = 0                # REPS §4.1's MPRDMA (the artifact's) has no OOO l
             r#"
 cc = "dctcp"                 # artifact: every flow runs the run's sender CC, MPRDMA_CC (lbsim's dctcp)
 ooo_limit = 0                # artifact processEv_mprdma: no snd_ooh, no out-of-order limit
+ev_rule = "artifact"         # artifact uec.cpp processAck / processEv_mprdma / nextEntropy_mprdma
 "#,
         ),
     ],
@@ -169,6 +237,38 @@ mod tests {
     use super::*;
     use crate::lb::tests::echo;
     use crate::rng::StreamTag;
+
+    /// The REPS artifact's rule: random until an ACK finds room in the
+    /// window; then that ACK's EV, marked or not, for every send while the
+    /// window has room; random while it has none; a timeout changes nothing.
+    #[test]
+    fn artifact_rule_keeps_the_latest_ev_while_the_window_has_room() {
+        let mut rng = Rng::new(2, StreamTag::Flow, 0);
+        let mut st = LbStats::default();
+        let mut m = Mprdma::with_rule(65536, 0, EvRule::Artifact);
+        let t = SimTime::ZERO;
+        let mtu = 4150;
+        m.next_ev(t, &mut rng, &mut st);
+        assert_eq!((st.explored, st.recycled), (1, 0), "before any ACK: random");
+        m.on_ack(t, &echo(77, true), &mut st);
+        m.after_window(0, mtu, mtu); // a packet's room
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 77, "a marked ACK's EV is kept too");
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 77, "and reused");
+        m.on_ack(t, &echo(5, false), &mut st);
+        m.after_window(10, mtu - 66, mtu); // no room: 66 bytes short of a packet
+        let away = m.next_ev(t, &mut rng, &mut st);
+        assert!(away != 77 && away != 5, "no room: random, and 5 was not kept");
+        let info = TimeoutInfo {
+            trimming: false,
+            recent_max_rtt: SimTime::ZERO,
+            base_rtt: SimTime::ZERO,
+        };
+        m.on_timeout(t, info, &mut st);
+        m.on_ack(t, &echo(6, false), &mut st);
+        m.after_window(mtu - 65, 0, mtu); // grew by more than a packet less 66 B
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 6);
+        assert_eq!((st.explored, st.recycled), (2, 3));
+    }
 
     #[test]
     fn unmarked_ack_path_is_reused_marked_ack_path_is_left() {

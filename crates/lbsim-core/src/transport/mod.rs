@@ -217,13 +217,37 @@ impl Flow {
             AckPath::Slow => answers.map_or(0, |seq| self.tx.wire_size(seq) as u64),
             AckPath::Normal => 0,
         };
+        let window_before = self.mprdma_window();
         self.cc.on_ack(&AckSignal {
             acked: acked.bytes,
             ecn: ack.ecn,
             slow_path,
             now,
         });
+        self.window_changed(window_before);
         acked.all
+    }
+
+    /// The window, for a balancer that reads it (MPRDMA).
+    #[inline]
+    fn mprdma_window(&self) -> Option<u64> {
+        match self.lb {
+            Lb::Mprdma(_) => self.cc.window(),
+            _ => None,
+        }
+    }
+
+    /// The artifact's MPRDMA reads the window an ACK or NACK left (`Mprdma::after_window`).
+    #[inline]
+    fn window_changed(&mut self, before: Option<u64>) {
+        if let (Lb::Mprdma(m), Some(before), Some(after)) = (&mut self.lb, before, self.cc.window()) {
+            let mtu = self.tx.mtu() as i64;
+            m.after_window(
+                after as i64 - before as i64,
+                after as i64 - self.tx.inflight as i64,
+                mtu,
+            );
+        }
     }
 
     /// A NACK: its packet was trimmed on the way (SACK), or the RDMA
@@ -234,7 +258,9 @@ impl Flow {
         }
         self.lb.on_nack(now, nack.ev, &mut self.lb_stats);
         if let Some(size) = self.tx.on_nack(nack.seq) {
+            let before = self.mprdma_window();
             self.cc.on_nack(size);
+            self.window_changed(before);
         }
         false
     }

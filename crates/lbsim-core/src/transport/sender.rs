@@ -175,6 +175,11 @@ impl Sender {
         self.timer = timer;
     }
 
+    /// Wire size of a full packet.
+    pub fn mtu(&self) -> u32 {
+        self.payload + self.header
+    }
+
     /// Wire size of packet `seq`: its share of the payload plus the header.
     #[inline]
     pub fn wire_size(&self, seq: u32) -> u32 {
