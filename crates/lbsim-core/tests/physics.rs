@@ -207,6 +207,29 @@ fn bad_scenarios_name_the_key() {
     }
 }
 
+/// The REPS artifact's full-queue keys belong to the two-class queue: a
+/// shared buffer refuses them, and an unknown policy is an error; each names its key.
+#[test]
+fn full_queue_keys_need_the_two_class_queue() {
+    let cases = [
+        (
+            "preset = \"rdma_lossless\"\n[queue]\nfull_drop = \"coin_newest\"\n",
+            "queue.full_drop",
+        ),
+        (
+            "preset = \"rdma_lossless\"\n[queue]\ncount_in_service = true\n",
+            "queue.count_in_service",
+        ),
+        ("[queue]\nfull_drop = \"oldest\"\n", "queue.full_drop"),
+    ];
+    for (text, key) in cases {
+        match Scenario::from_toml(text) {
+            Err(e) => assert_eq!(e.key, key, "{text}: {e}"),
+            Ok(_) => panic!("{text} should fail on {key}"),
+        }
+    }
+}
+
 #[test]
 fn results_directory_has_the_three_files() {
     let s = scenario("[topology]\nhosts = 16\n[workload]\nkind = \"tornado\"\nsize = \"256KiB\"\n");

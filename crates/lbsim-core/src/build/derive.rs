@@ -5,7 +5,7 @@
 use crate::net::queue::shared::{PfcParams, SharedParams};
 use crate::net::queue::{SharedBuffer, SharedQueue, TwoClassQueue};
 use crate::net::{Network, Node, Queue, QueueParams};
-use crate::scenario::{Amount, AmountValue, EcnAt, QueueKind, Scenario, ScenarioError, Topology};
+use crate::scenario::{Amount, AmountValue, EcnAt, FullDrop, QueueKind, Scenario, ScenarioError, Topology};
 use crate::time::{Rate, SimTime};
 use crate::topo::{port_queue_rng, TopoParams};
 
@@ -236,6 +236,8 @@ fn queue_params(s: &Scenario, sizes: Sizes, bdp: u64) -> Result<QueueParams, Sce
         ecn_at_dequeue: q.ecn_at == EcnAt::Dequeue,
         trimming: q.trimming,
         header_bytes: sizes.header as u32,
+        full_drop_coin: q.full_drop == FullDrop::CoinNewest,
+        count_in_service: q.count_in_service,
     })
 }
 

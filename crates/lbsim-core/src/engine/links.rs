@@ -27,7 +27,7 @@ impl Simulation {
         }
         // The two-class queue needs no context: building one costs 7 % of a REPS run's instructions.
         let admission = match &mut port.queue {
-            Queue::TwoClass(q) => q.admit(id, self.pool.get_mut(id)),
+            Queue::TwoClass(q) => q.admit(id, self.pool.get_mut(id), port.busy_until > self.now),
             _ => self.enqueue_in_context(port_id, id, ingress),
         };
         match admission {
@@ -38,9 +38,18 @@ impl Simulation {
                 self.drop_packet(id, false);
                 return;
             }
-            Admission::QueuedEvicting => {
+            Admission::QueuedEvicting { marked } => {
+                self.counters.ecn_marks += marked as u64;
+                // Each victim is dropped against its own flow, which need not be the arrival's.
                 while let Some(victim) = self.net.ports[port_id as usize].queue.take_victim() {
                     self.drop_packet(victim, false);
+                }
+            }
+            Admission::QueuedTrimming { marked } => {
+                self.counters.ecn_marks += marked as u64;
+                self.counters.trims += 1;
+                if let Queue::TwoClass(q) = &mut self.net.ports[port_id as usize].queue {
+                    q.trim_victim(&mut self.pool);
                 }
             }
         }

@@ -21,7 +21,7 @@ pub use crate::workload::collective::Layout;
 pub use failures::{Direction, Failure, FailureKind, LinkSet, Routing};
 pub use presets::preset_names;
 use presets::{merge, preset_name, preset_table, REPLACED_WHOLE};
-pub use queue::{EcnAt, Queue, QueueKind, SharedQueue};
+pub use queue::{EcnAt, FullDrop, Queue, QueueKind, SharedQueue};
 pub use registry::{CcKind, LbKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -12,6 +12,17 @@ pub enum EcnAt {
     Dequeue,
 }
 
+/// Who loses when a data packet finds a two-class queue's data class full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FullDrop {
+    /// The arrival (drop-tail; trimmed instead with trimming).
+    Tail,
+    /// A fair coin: the newest waiting data packet (the queue's tail) or the
+    /// arrival (REPS artifact compositequeue.cpp, `receivePacket`).
+    CoinNewest,
+}
+
 /// The discipline of switch ports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -35,6 +46,10 @@ pub struct Queue {
     pub ecn_at: EcnAt,
     /// Two-class: cut a packet that does not fit to its header instead of dropping it.
     pub trimming: bool,
+    /// Two-class: which packet loses when the data class is full.
+    pub full_drop: FullDrop,
+    /// Two-class: the data packet being serialized counts against `capacity` until it is sent.
+    pub count_in_service: bool,
     /// `kind = "shared"`: the switch buffer and PFC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<SharedQueue>,
@@ -85,6 +100,19 @@ impl Queue {
                     return bad(
                         "queue.trimming",
                         "needs queue.kind = \"two_class\" (a shared buffer does not trim)".into(),
+                    );
+                }
+                if self.full_drop != FullDrop::Tail {
+                    return bad(
+                        "queue.full_drop",
+                        "needs queue.kind = \"two_class\" (a shared buffer drops the arrival)".into(),
+                    );
+                }
+                if self.count_in_service {
+                    return bad(
+                        "queue.count_in_service",
+                        "needs queue.kind = \"two_class\" (a shared buffer counts a packet until it leaves its queue)"
+                            .into(),
                     );
                 }
                 if self.ecn_at == EcnAt::Enqueue {

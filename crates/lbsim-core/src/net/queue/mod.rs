@@ -59,9 +59,15 @@ pub enum Admission {
     Trimmed,
     /// Not admitted: the caller frees it and counts a congestion drop.
     Dropped,
-    /// Queued, and to make room older packets were pushed out: the caller
-    /// takes them with `take_victim` and drops them.
-    QueuedEvicting,
+    /// Queued (and marked on the way in if `marked`), and to make room
+    /// packets already waiting were pushed out: the caller takes them with
+    /// `take_victim` and drops them (each counts against its own flow).
+    QueuedEvicting { marked: bool },
+    /// Queued (marked if `marked`), and to make room the newest waiting data
+    /// packet was cut to its header and moved to the control class (the REPS
+    /// artifact's full queue with trimming): the caller cuts it in the pool
+    /// (`TwoClassQueue::trim_victim`) and counts a trim.
+    QueuedTrimming { marked: bool },
 }
 
 /// The packet a free line takes next.
@@ -79,6 +85,9 @@ pub struct Dequeued {
 pub struct QueueStats {
     /// Data packets dropped for want of room.
     pub drops: u64,
+    /// Waiting data packets a full queue pushed out for an arrival (dropped,
+    /// and counted in `drops`, or trimmed): `queue.full_drop = "coin_newest"`.
+    pub pushed_out: u64,
     /// Largest data backlog over the run, in bytes.
     pub max_bytes: u64,
     /// Largest data backlog since the sampler last looked (`take_window_max`).
@@ -97,7 +106,7 @@ pub trait QueueDiscipline {
     fn stats(&self) -> &QueueStats;
     /// The largest backlog since the last call, then start a new window.
     fn take_window_max(&mut self) -> u64;
-    /// After `Admission::QueuedEvicting`: the packets pushed out, one per call.
+    /// After `Admission::QueuedEvicting` (or `QueuedTrimming`): the packets pushed out, one per call.
     fn take_victim(&mut self) -> Option<PacketId> {
         None
     }
@@ -209,7 +218,7 @@ pub(crate) mod tests {
             if self.evicted.is_empty() {
                 Admission::Queued
             } else {
-                Admission::QueuedEvicting
+                Admission::QueuedEvicting { marked: false }
             }
         }
         fn take_victim(&mut self) -> Option<PacketId> {
@@ -258,7 +267,11 @@ pub(crate) mod tests {
             verdicts.push(q.enqueue(id, &mut p, None, &mut ctx));
         }
         assert_eq!(verdicts[..2], [Admission::Queued; 2]);
-        assert_eq!(verdicts[2], Admission::QueuedEvicting, "the third packet does not fit");
+        assert_eq!(
+            verdicts[2],
+            Admission::QueuedEvicting { marked: false },
+            "the third packet does not fit"
+        );
         assert_eq!(q.take_victim(), Some(ids[0]), "it pushed out the oldest");
         assert_eq!(q.take_victim(), None);
         assert_eq!(q.backlog_bytes(), 8192);
@@ -283,5 +296,40 @@ pub(crate) mod tests {
         assert_eq!(sim.packets_in_network(), 0);
         assert_eq!(c.packets_sent, c.delivered + c.drops_congestion + c.drops_failure);
         assert!(sim.flow_records().iter().all(|f| f.finished));
+    }
+
+    /// Through the engine, the REPS artifact's full queue (`full_drop =
+    /// "coin_newest"`, `count_in_service`): an 8-to-1 incast fills the last
+    /// hop, whose coin pushes out waiting packets of other flows. Each
+    /// pushed-out packet is dropped against its own flow (a flow retransmits
+    /// at least every packet of its own that was dropped), its slot is freed,
+    /// and every flow completes.
+    #[test]
+    fn the_engine_drops_coin_victims_against_their_own_flows() {
+        let toml = "preset = \"reps_artifact\"\n[queue]\nfull_drop = \"coin_newest\"\ncount_in_service = true\n[topology]\nhosts = 32\nradix = 8\n\
+                    [workload]\nkind = \"incast\"\nsenders = 8\nsize = \"512KiB\"\n";
+        let s = crate::Scenario::from_toml(toml).unwrap();
+        let mut sim = crate::build::build(&s, None).unwrap();
+        let last_hop = sim.net.port_by_name("t0_0->h0").unwrap() as usize;
+        sim.run();
+        let c = sim.counters;
+        let stats = *sim.net.ports[last_hop].queue.stats();
+        assert!(stats.pushed_out > 0 && stats.drops > stats.pushed_out, "{stats:?}");
+        let queue_drops: u64 = sim.net.ports.iter().map(|p| p.queue.stats().drops).sum();
+        assert_eq!(queue_drops, c.drops_congestion);
+        assert_eq!(sim.packets_in_network(), 0);
+        assert_eq!(c.packets_sent, c.delivered + c.drops_congestion + c.drops_failure);
+        let flows = sim.flow_records();
+        assert!(flows.iter().all(|f| f.finished));
+        assert_eq!(flows.iter().map(|f| f.drops).sum::<u64>(), c.drops_congestion);
+        for f in &flows {
+            assert!(
+                f.retransmissions >= f.drops,
+                "flow {}: {} drops, {} retransmissions",
+                f.id,
+                f.drops,
+                f.retransmissions
+            );
+        }
     }
 }

@@ -5,6 +5,25 @@
 //! with trimming, cut to its header and sent on in the control class.
 //! ECN marks are RED-style on the data backlog, at dequeue (the REPS and
 //! ARCANE papers' choice, the artifact's `CompositeQueue`) or at enqueue.
+//!
+//! Two options reproduce the REPS artifact's `CompositeQueue::receivePacket`
+//! (tommasobo/REPS_EuroSys_Artifact, htsim/sim/compositequeue.cpp) when a
+//! data packet finds the data class full:
+//! - `full_drop_coin` (`queue.full_drop = "coin_newest"`): a fair coin from
+//!   the port's stream picks the loser. Heads, the newest waiting data
+//!   packet (the tail: the artifact's `CircularBuffer::pop_front` steps its
+//!   push index back, circular_buffer.h) is dropped, or with trimming cut to
+//!   its header and moved to the control class, and the arrival takes its
+//!   place at the tail; tails, the arrival is dropped (or trimmed) as with
+//!   drop-tail. The coin is drawn only for a full queue, so runs that never
+//!   fill a queue, and runs without the option, draw exactly as before.
+//! - `count_in_service` (`queue.count_in_service = true`): the data packet
+//!   being serialized still counts against the capacity until its last bit
+//!   is sent (the artifact pops it in `completeService`), so a 101-packet
+//!   queue holds 101 packets including the one on the wire, not 101 waiting.
+//!   Only the capacity check changes: ECN marking keeps reading the bytes
+//!   left waiting (which is also what the artifact's `decide_ECN` reads, at
+//!   the end of service), and `backlog_bytes` stays the waiting bytes.
 
 use super::{Admission, Dequeued, Ingress, QueueCtx, QueueDiscipline, QueueStats};
 use crate::packet::{Packet, PacketId, PacketPool};
@@ -27,6 +46,11 @@ pub struct QueueParams {
     pub trimming: bool,
     /// Bytes a trimmed packet keeps.
     pub header_bytes: u32,
+    /// A full data class: a coin picks the newest waiting data packet or the
+    /// arrival as the loser (the REPS artifact); false: always the arrival.
+    pub full_drop_coin: bool,
+    /// The data packet on the line counts against `capacity` until it is sent (the REPS artifact).
+    pub count_in_service: bool,
 }
 
 impl QueueParams {
@@ -39,6 +63,8 @@ impl QueueParams {
         ecn_at_dequeue: true,
         trimming: false,
         header_bytes: 0,
+        full_drop_coin: false,
+        count_in_service: false,
     };
 }
 
@@ -48,7 +74,12 @@ pub struct TwoClassQueue {
     control: VecDeque<(PacketId, u32)>,
     data: VecDeque<(PacketId, u32)>,
     data_bytes: u64,
-    /// The port's marking stream (`StreamTag::Port`).
+    /// Size of the last packet `next` handed to the line if it was a data
+    /// packet, else 0 (read only with `count_in_service`, while the line is busy).
+    in_service: u32,
+    /// The packet a coin pushed out of the data class, until the engine takes it.
+    victim: Option<PacketId>,
+    /// The port's stream (`StreamTag::Port`): RED marking and the full-queue coin.
     rng: Rng,
     stats: QueueStats,
 }
@@ -60,6 +91,8 @@ impl TwoClassQueue {
             control: VecDeque::new(),
             data: VecDeque::new(),
             data_bytes: 0,
+            in_service: 0,
+            victim: None,
             rng,
             stats: QueueStats::default(),
         }
@@ -87,22 +120,32 @@ impl TwoClassQueue {
 }
 
 impl TwoClassQueue {
-    /// `enqueue` without a context: this queue needs none (the engine's fast path).
+    /// `enqueue` without a context: this queue needs none (the engine's fast
+    /// path). `line_busy`: the port is still serializing the packet `next`
+    /// last handed out (read only with `count_in_service`).
     #[inline]
-    pub fn admit(&mut self, id: PacketId, pkt: &mut Packet) -> Admission {
+    pub fn admit(&mut self, id: PacketId, pkt: &mut Packet, line_busy: bool) -> Admission {
         if pkt.is_priority() {
             self.control.push_back((id, pkt.size));
             return Admission::Queued;
         }
-        if self.data_bytes + pkt.size as u64 > self.params.capacity {
-            if !self.params.trimming {
-                self.stats.drops += 1;
-                return Admission::Dropped;
+        let mut occupancy = self.data_bytes;
+        if self.params.count_in_service && line_busy {
+            occupancy += self.in_service as u64;
+        }
+        let mut evicted = None;
+        if occupancy + pkt.size as u64 > self.params.capacity {
+            evicted = self.full_coin(occupancy, pkt.size);
+            if evicted.is_none() {
+                if !self.params.trimming {
+                    self.stats.drops += 1;
+                    return Admission::Dropped;
+                }
+                pkt.trimmed = true;
+                pkt.size = self.params.header_bytes;
+                self.control.push_back((id, pkt.size));
+                return Admission::Trimmed;
             }
-            pkt.trimmed = true;
-            pkt.size = self.params.header_bytes;
-            self.control.push_back((id, pkt.size));
-            return Admission::Trimmed;
         }
         let marked = !self.params.ecn_at_dequeue && self.ecn_mark(self.data_bytes);
         if marked {
@@ -112,10 +155,65 @@ impl TwoClassQueue {
         self.stats.max_bytes = self.stats.max_bytes.max(self.data_bytes);
         self.stats.window_max = self.stats.window_max.max(self.data_bytes);
         self.data.push_back((id, pkt.size));
-        if marked {
-            Admission::Marked
+        match evicted {
+            None if marked => Admission::Marked,
+            None => Admission::Queued,
+            Some(trimmed) => self.evicted(trimmed, marked),
+        }
+    }
+
+    /// A data packet of `size` B finds the data class full at `occupancy`
+    /// B. With `full_drop_coin`, flip the port's coin (REPS artifact
+    /// compositequeue.cpp, `receivePacket`: `drand() < 0.5`, drawn only
+    /// when full); heads, push the newest waiting data packet out to make
+    /// room: trimmed into the control class with trimming (the artifact
+    /// strips it and queues it high), else dropped (`take_victim`). Returns
+    /// whether it was trimmed; None leaves the arrival to lose.
+    ///
+    /// Two corners where lbsim keeps its own rule: with nothing waiting
+    /// behind the line (a queue of one packet) the arrival loses (the
+    /// artifact would pop the packet being served); and if the arrival is
+    /// larger than the newest packet by more than the room left, the arrival
+    /// loses (the artifact admits it and overshoots its size; lbsim keeps
+    /// the capacity a hard bound, which the run's invariants check).
+    #[cold]
+    #[inline(never)]
+    fn full_coin(&mut self, occupancy: u64, size: u32) -> Option<bool> {
+        if !self.params.full_drop_coin || self.rng.unit() >= 0.5 {
+            return None;
+        }
+        let &(victim, victim_size) = self.data.back()?;
+        if occupancy - victim_size as u64 + size as u64 > self.params.capacity {
+            return None;
+        }
+        self.data.pop_back();
+        self.data_bytes -= victim_size as u64;
+        self.victim = Some(victim);
+        self.stats.pushed_out += 1;
+        if self.params.trimming {
+            self.control.push_back((victim, self.params.header_bytes));
         } else {
-            Admission::Queued
+            self.stats.drops += 1;
+        }
+        Some(self.params.trimming)
+    }
+
+    #[cold]
+    fn evicted(&self, trimmed: bool, marked: bool) -> Admission {
+        if trimmed {
+            Admission::QueuedTrimming { marked }
+        } else {
+            Admission::QueuedEvicting { marked }
+        }
+    }
+
+    /// After `Admission::QueuedTrimming`: cut the pushed-out packet to its
+    /// header in the pool (its control-class entry already has that size).
+    pub fn trim_victim(&mut self, pool: &mut PacketPool) {
+        if let Some(victim) = self.victim.take() {
+            let p = pool.get_mut(victim);
+            p.trimmed = true;
+            p.size = self.params.header_bytes;
         }
     }
 
@@ -129,6 +227,7 @@ impl TwoClassQueue {
     #[inline]
     pub fn next(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
         if let Some((id, size)) = self.control.pop_front() {
+            self.in_service = 0;
             return Some(Dequeued {
                 id,
                 size,
@@ -137,6 +236,7 @@ impl TwoClassQueue {
         }
         let (id, size) = self.data.pop_front()?;
         self.data_bytes -= size as u64;
+        self.in_service = size;
         // Dequeue marking on the occupancy the packet leaves behind (REPS artifact CompositeQueue).
         let marked = self.params.ecn_at_dequeue && self.ecn_mark(self.data_bytes);
         if marked {
@@ -149,7 +249,9 @@ impl TwoClassQueue {
 impl QueueDiscipline for TwoClassQueue {
     #[inline]
     fn enqueue(&mut self, id: PacketId, pkt: &mut Packet, _ingress: Option<Ingress>, _ctx: &mut QueueCtx) -> Admission {
-        self.admit(id, pkt)
+        // No line state through this interface: the last data packet handed
+        // out counts as on the line (the engine calls `admit` with the truth).
+        self.admit(id, pkt, true)
     }
 
     #[inline]
@@ -176,6 +278,10 @@ impl QueueDiscipline for TwoClassQueue {
         self.stats.window_max = self.data_bytes;
         max
     }
+
+    fn take_victim(&mut self) -> Option<PacketId> {
+        self.victim.take()
+    }
 }
 
 #[cfg(test)]
@@ -193,8 +299,49 @@ mod tests {
             ecn_at_dequeue: at_dequeue,
             trimming,
             header_bytes: 64,
+            full_drop_coin: false,
+            count_in_service: false,
         };
         TwoClassQueue::new(params, Rng::new(1, StreamTag::Port, 0))
+    }
+
+    /// A queue of `packets` 4096 B packets, no marking, the REPS artifact's
+    /// full-queue options, and a port stream of the given seed.
+    fn artifact_queue(packets: u64, trimming: bool, count_in_service: bool, seed: u64) -> TwoClassQueue {
+        let params = QueueParams {
+            capacity: packets * 4096,
+            kmin: u64::MAX,
+            kmax: u64::MAX,
+            pmax: 1.0,
+            ecn_at_dequeue: true,
+            trimming,
+            header_bytes: 64,
+            full_drop_coin: true,
+            count_in_service,
+        };
+        TwoClassQueue::new(params, Rng::new(seed, StreamTag::Port, 0))
+    }
+
+    /// The first seed whose port stream draws heads (< 0.5) then tails: the
+    /// draws are computed from the same stream the queue gets, not assumed.
+    fn seed_heads_then_tails() -> u64 {
+        (1..)
+            .find(|&seed| {
+                let mut r = Rng::new(seed, StreamTag::Port, 0);
+                r.unit() < 0.5 && r.unit() >= 0.5
+            })
+            .unwrap()
+    }
+
+    /// Packets A..E of flows 0..4 in the pool (each its own flow, so a
+    /// victim's flow differs from the arrival's).
+    fn five(pool: &mut PacketPool) -> Vec<(PacketId, Packet)> {
+        (0..5)
+            .map(|f| {
+                let p = Packet::data(f, 0, 0, 1, 4096, 0, 0, SimTime::ZERO);
+                (pool.alloc(p), p)
+            })
+            .collect()
     }
 
     fn ctx(signals: &mut Vec<super::super::PfcSignal>) -> QueueCtx<'_> {
@@ -291,5 +438,116 @@ mod tests {
             .map(|d| d.marked)
             .collect();
         assert_eq!(marks, [true, false], "the first leaves 4096 B behind, the second none");
+    }
+
+    /// REPS artifact, full queue (compositequeue.cpp `receivePacket`): the
+    /// 3-packet queue holds A on the line plus B and C. D arrives, the coin
+    /// says heads: C, the newest waiting, is pushed out and D takes the tail.
+    /// E arrives, tails: E is dropped. The line then serves B and D.
+    #[test]
+    fn full_queue_coin_drops_newest_or_arrival() {
+        let mut pool = PacketPool::default();
+        let mut q = artifact_queue(3, false, true, seed_heads_then_tails());
+        let mut p = five(&mut pool);
+        let id = |p: &[(PacketId, Packet)], i: usize| p[i].0;
+        for i in 0..3 {
+            let (pid, pkt) = &mut p[i];
+            assert_eq!(q.admit(*pid, pkt, false), Admission::Queued);
+        }
+        assert_eq!(q.next(&mut pool).map(|d| d.id), Some(id(&p, 0)), "A on the line");
+        let (d, pkt) = &mut p[3];
+        assert_eq!(q.admit(*d, pkt, true), Admission::QueuedEvicting { marked: false });
+        assert_eq!(
+            q.take_victim(),
+            Some(id(&p, 2)),
+            "heads: C, the newest waiting, is pushed out"
+        );
+        assert_eq!(q.take_victim(), None);
+        let (e, pkt) = &mut p[4];
+        assert_eq!(q.admit(*e, pkt, true), Admission::Dropped, "tails: the arrival E");
+        assert_eq!(q.take_victim(), None);
+        let out: Vec<PacketId> = std::iter::from_fn(|| q.next(&mut pool)).map(|d| d.id).collect();
+        assert_eq!(out, [id(&p, 1), id(&p, 3)], "B then D");
+        assert_eq!((q.stats().drops, q.stats().pushed_out), (2, 1));
+        assert_eq!(q.stats().max_bytes, 3 * 4096, "A, B and C waited together, never more");
+    }
+
+    /// With trimming, heads cuts the newest waiting packet to its header and
+    /// sends it on in the control class (the artifact strips it and queues it
+    /// high); tails trims the arrival as before.
+    #[test]
+    fn full_queue_coin_trims_newest_or_arrival() {
+        let mut pool = PacketPool::default();
+        let mut q = artifact_queue(3, true, true, seed_heads_then_tails());
+        let mut p = five(&mut pool);
+        let id = |p: &[(PacketId, Packet)], i: usize| p[i].0;
+        for i in 0..3 {
+            let (pid, pkt) = &mut p[i];
+            q.admit(*pid, pkt, false);
+        }
+        q.next(&mut pool);
+        let (d, pkt) = &mut p[3];
+        assert_eq!(q.admit(*d, pkt, true), Admission::QueuedTrimming { marked: false });
+        q.trim_victim(&mut pool);
+        let c = pool.get(id(&p, 2));
+        assert!(c.trimmed && c.size == 64, "C cut to its header in the pool");
+        let (e, pkt) = &mut p[4];
+        assert_eq!(q.admit(*e, pkt, true), Admission::Trimmed, "tails: E trimmed");
+        let out: Vec<(PacketId, u32)> = std::iter::from_fn(|| q.next(&mut pool))
+            .map(|d| (d.id, d.size))
+            .collect();
+        let want = [(id(&p, 2), 64), (id(&p, 4), 64), (id(&p, 1), 4096), (id(&p, 3), 4096)];
+        assert_eq!(out, want, "the headers C and E first, then B and D");
+        assert_eq!((q.stats().drops, q.stats().pushed_out), (0, 1));
+    }
+
+    /// The packet on the line counts only with `count_in_service`, and only
+    /// while the line is busy: A on the line plus B and C waiting fill a
+    /// 3-packet queue with it, not without it. A queue that is not full
+    /// draws no coin.
+    #[test]
+    fn the_packet_on_the_line_counts_only_with_count_in_service() {
+        for (count, busy, verdict) in [
+            (false, true, Admission::Queued),
+            (true, false, Admission::Queued),
+            (true, true, Admission::Dropped),
+        ] {
+            let mut pool = PacketPool::default();
+            // A seed whose first draw is tails: a full queue drops the arrival.
+            let seed = (1..).find(|&s| Rng::new(s, StreamTag::Port, 0).unit() >= 0.5).unwrap();
+            let mut q = artifact_queue(3, false, count, seed);
+            let mut p = five(&mut pool);
+            for i in 0..3 {
+                let (pid, pkt) = &mut p[i];
+                q.admit(*pid, pkt, false);
+            }
+            q.next(&mut pool);
+            let (d, pkt) = &mut p[3];
+            assert_eq!(
+                q.admit(*d, pkt, busy),
+                verdict,
+                "count_in_service {count}, line busy {busy}"
+            );
+            let untouched = Rng::new(seed, StreamTag::Port, 0).next_u64();
+            let drew = q.rng.clone().next_u64() != untouched;
+            assert_eq!(
+                drew,
+                verdict == Admission::Dropped,
+                "the coin is drawn only for a full queue"
+            );
+        }
+    }
+
+    /// A queue without the coin never draws for a full queue: drop-tail runs
+    /// keep every marking draw they had.
+    #[test]
+    fn drop_tail_draws_nothing_when_full() {
+        let mut pool = PacketPool::default();
+        let mut q = queue(8192, u64::MAX, u64::MAX, false, true);
+        let before = q.rng.clone().next_u64();
+        let mut p = five(&mut pool);
+        let verdicts: Vec<Admission> = p.iter_mut().map(|(pid, pkt)| q.admit(*pid, pkt, true)).collect();
+        assert_eq!(verdicts[2..], [Admission::Dropped; 3]);
+        assert_eq!(q.rng.clone().next_u64(), before);
     }
 }
