@@ -92,7 +92,7 @@ fn scenario_text(case: u64) -> String {
         let (kmin, kmax) = *h.pick(&[&("10pkt", "15pkt"), &("20KB", "200KB"), &("0B", "1pkt")]);
         t += &format!(
             "[queue]\nkind = \"shared\"\ncapacity = \"{capacity}\"\necn_kmin = \"{kmin}\"\necn_kmax = \"{kmax}\"\necn_pmax = {}\n\
-             ecn_at = \"dequeue\"\ntrimming = false\n\
+             ecn_at = \"dequeue\"\ntrimming = false\nfull_drop = \"tail\"\ncount_in_service = false\n\
              [queue.shared]\nsize = \"{}\"\negress_alpha = {}\negress_limits_lossless = {}\ndata_class = {}\nscheduling = \"{}\"\npfc = {}\n\
              pfc_alpha = {}\nheadroom = \"{}\"\nhysteresis = \"{}\"\npause_time = \"{}\"\ndeadlock_after = \"{}\"\n",
             h.pick(&["0.2", "1.0"]),

@@ -228,6 +228,12 @@ fn full_queue_keys_need_the_two_class_queue() {
             Ok(_) => panic!("{text} should fail on {key}"),
         }
     }
+    let artifact = scenario("preset = \"reps_artifact\"\n");
+    assert_eq!(artifact.queue.full_drop, lbsim_core::scenario::FullDrop::CoinNewest);
+    assert!(artifact.queue.count_in_service);
+    let paper = scenario("");
+    assert_eq!(paper.queue.full_drop, lbsim_core::scenario::FullDrop::Tail);
+    assert!(!paper.queue.count_in_service);
 }
 
 #[test]

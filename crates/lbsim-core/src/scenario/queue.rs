@@ -105,13 +105,16 @@ impl Queue {
                 if self.full_drop != FullDrop::Tail {
                     return bad(
                         "queue.full_drop",
-                        "needs queue.kind = \"two_class\" (a shared buffer drops the arrival)".into(),
+                        "\"coin_newest\" needs queue.kind = \"two_class\": a shared buffer drops the arrival; \
+                         set queue.full_drop = \"tail\" (the reps_artifact preset sets \"coin_newest\")"
+                            .into(),
                     );
                 }
                 if self.count_in_service {
                     return bad(
                         "queue.count_in_service",
-                        "needs queue.kind = \"two_class\" (a shared buffer counts a packet until it leaves its queue)"
+                        "needs queue.kind = \"two_class\": a shared buffer counts a packet until it leaves its \
+                         queue; set queue.count_in_service = false (the reps_artifact preset sets true)"
                             .into(),
                     );
                 }
