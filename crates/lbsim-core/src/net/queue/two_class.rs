@@ -450,8 +450,7 @@ mod tests {
         let mut q = artifact_queue(3, false, true, seed_heads_then_tails());
         let mut p = five(&mut pool);
         let id = |p: &[(PacketId, Packet)], i: usize| p[i].0;
-        for i in 0..3 {
-            let (pid, pkt) = &mut p[i];
+        for (pid, pkt) in p.iter_mut().take(3) {
             assert_eq!(q.admit(*pid, pkt, false), Admission::Queued);
         }
         assert_eq!(q.next(&mut pool).map(|d| d.id), Some(id(&p, 0)), "A on the line");
@@ -481,8 +480,7 @@ mod tests {
         let mut q = artifact_queue(3, true, true, seed_heads_then_tails());
         let mut p = five(&mut pool);
         let id = |p: &[(PacketId, Packet)], i: usize| p[i].0;
-        for i in 0..3 {
-            let (pid, pkt) = &mut p[i];
+        for (pid, pkt) in p.iter_mut().take(3) {
             q.admit(*pid, pkt, false);
         }
         q.next(&mut pool);
@@ -517,8 +515,7 @@ mod tests {
             let seed = (1..).find(|&s| Rng::new(s, StreamTag::Port, 0).unit() >= 0.5).unwrap();
             let mut q = artifact_queue(3, false, count, seed);
             let mut p = five(&mut pool);
-            for i in 0..3 {
-                let (pid, pkt) = &mut p[i];
+            for (pid, pkt) in p.iter_mut().take(3) {
                 q.admit(*pid, pkt, false);
             }
             q.next(&mut pool);
