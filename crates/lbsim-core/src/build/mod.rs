@@ -95,6 +95,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
         transport: TransportParams {
             rto: d.rto,
             trimming: s.queue.trimming,
+            rtt_outstanding_only: s.transport.rtt_samples == crate::scenario::RttSamples::Outstanding,
             acks: AckPolicy {
                 ratio: s.transport.ack_ratio,
                 delay: s.transport.ack_delay.value,

@@ -34,7 +34,7 @@ impl Simulation {
         if let Some(obs) = self.observer.as_mut().filter(|o| o.rtt) {
             obs.rtt_sample(ack.flow, now, now - ack.sent_at);
         }
-        if f.on_ack(&ack, now, self.params.transport.rto) {
+        if f.on_ack(&ack, now, &self.params.transport) {
             f.finish_sender(now);
             self.senders_done += 1;
             return;

@@ -33,6 +33,17 @@ pub enum AckInfo {
     CumulativeSack,
 }
 
+/// Which ACKs feed the RTT window REPS's freezing test reads (`transport.rtt_samples`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSamples {
+    /// Every ACK, a duplicate or the late ACK of a packet already declared lost too.
+    EveryAck,
+    /// Only an ACK whose packet is still outstanding (the REPS artifact:
+    /// uec.cpp `processAck` samples only when the PSN still has a send record).
+    Outstanding,
+}
+
 impl TransportKind {
     /// An RDMA transport (cumulative ACKs, `[transport.rdma]`).
     pub fn is_rdma(self) -> bool {
@@ -55,6 +66,9 @@ pub struct Transport {
     /// What each ACK of the "sack" transport acknowledges: "per_packet" or
     /// "cumulative_sack" (cumulative ACK plus a 64-packet bitmap).
     pub ack_info: AckInfo,
+    /// Which ACKs feed the 2·RTO window of RTT samples REPS's freezing test
+    /// reads (App. A): "every_ack" or "outstanding".
+    pub rtt_samples: RttSamples,
     /// The RDMA transports' settings (`kind` = "gbn" or "irn").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaTransport>,

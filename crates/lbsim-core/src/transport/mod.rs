@@ -49,6 +49,8 @@ pub struct TransportParams {
     /// Queues trim: a timeout is then a loss, not congestion (REPS App. A).
     pub trimming: bool,
     pub acks: AckPolicy,
+    /// Only ACKs of outstanding packets feed the RTT window (`transport.rtt_samples`).
+    pub rtt_outstanding_only: bool,
 }
 
 /// What the retransmission timer did.
@@ -184,11 +186,10 @@ impl Flow {
 
     /// An ACK (or a coalesced batch) arrived. Returns true when it was the last one needed.
     #[inline]
-    pub fn on_ack(&mut self, ack: &Packet, now: SimTime, rto: SimTime) -> bool {
+    pub fn on_ack(&mut self, ack: &Packet, now: SimTime, p: &TransportParams) -> bool {
         if self.tx.recovery != Recovery::Sack {
             return self.on_rdma_answer(ack, now);
         }
-        self.tx.record_rtt(now, now - ack.sent_at, rto);
         let sack = match ack.kind {
             PacketKind::SackAck => self.rx.sack_record(ack.seq),
             _ => None,
@@ -198,6 +199,9 @@ impl Flow {
             PacketKind::Ack => Some(ack.seq),
             _ => sack.map(|s| s.trigger),
         };
+        if !p.rtt_outstanding_only || answers.is_none_or(|seq| self.tx.is_outstanding(seq)) {
+            self.tx.record_rtt(now, now - ack.sent_at, p.rto);
+        }
         let echo = AckEcho {
             ev: ack.ev,
             ecn: ack.ecn,
@@ -337,5 +341,69 @@ impl Flow {
     pub fn finish_sender(&mut self, now: SimTime) {
         self.tx.finish(now);
         self.rx.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::dctcp::DctcpVariant;
+    use crate::rng::StreamTag;
+
+    fn flow() -> Flow {
+        let spec = FlowSpec {
+            src: 0,
+            dst: 1,
+            size: 4 * 4086,
+            start: SimTime::ZERO,
+        };
+        let cc = Cc::Dctcp(DctcpVariant::new(4 * 4150, 4 * 4150, 4150));
+        let lb = Lb::Ops(crate::lb::ops::Ops::new(65536));
+        let kind = crate::scenario::LbKind::named("ops").unwrap();
+        let rng = Rng::new(1, StreamTag::Flow, 0);
+        let mut f = Flow::new(
+            spec,
+            4150,
+            64,
+            TransportKind::Sack,
+            cc,
+            lb,
+            kind,
+            rng,
+            SimTime::from_us(8),
+        );
+        f.start();
+        f
+    }
+
+    /// `transport.rtt_samples`: the late ACK of a packet the timer already
+    /// declared lost feeds REPS's RTT window with "every_ack" and not with
+    /// "outstanding" (the artifact samples only PSNs it still has a send record of).
+    #[test]
+    fn a_late_ack_of_a_lost_packet_feeds_the_rtt_window_only_with_every_ack() {
+        let us = SimTime::from_us;
+        for (outstanding_only, want) in [(false, us(15)), (true, SimTime::ZERO)] {
+            let p = TransportParams {
+                rto: us(10),
+                trimming: false,
+                acks: receiver::tests::PER_PACKET,
+                rtt_outstanding_only: outstanding_only,
+            };
+            let mut f = flow();
+            let (first, _) = f.next_packet(0, SimTime::ZERO);
+            f.next_packet(0, us(1));
+            let mut lost = Vec::new();
+            assert_eq!(f.on_timer(us(10), &p, &mut lost).lost, 1, "seq 0 overdue");
+            let late = Packet::reply(&first, PacketKind::Ack, 64);
+            f.on_ack(&late, us(15), &p);
+            assert_eq!(f.tx.recent_max_rtt(), want, "outstanding only: {outstanding_only}");
+            let on_time = Packet::reply(&Packet::data(0, 1, 0, 1, 4150, 0, 0, us(1)), PacketKind::Ack, 64);
+            f.on_ack(&on_time, us(16), &p);
+            assert_eq!(
+                f.tx.recent_max_rtt(),
+                want.max(us(15)),
+                "seq 1 was outstanding: sampled"
+            );
+        }
     }
 }

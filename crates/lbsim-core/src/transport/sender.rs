@@ -293,6 +293,12 @@ impl Sender {
         self.rtt_window_max = self.rtt_window_max.max(rtt);
     }
 
+    /// Packet `seq` was sent and is neither acknowledged nor declared lost.
+    #[inline]
+    pub fn is_outstanding(&self, seq: u32) -> bool {
+        self.state[seq as usize] == PktState::InFlight
+    }
+
     /// The largest RTT sampled in the current window (REPS App. A's input).
     pub fn recent_max_rtt(&self) -> SimTime {
         self.rtt_window_max
