@@ -84,6 +84,9 @@ pub struct Sender {
     /// `una` + `ooo_limit` as last computed: new packets below it may go.
     send_limit: u32,
     rtx: VecDeque<u32>,
+    /// One bit per acknowledged packet, kept only once cumulative SACKs
+    /// arrive (`on_sack` reads a whole bitmap's news from it at once).
+    acked_bits: Vec<u64>,
     send_log: VecDeque<(SimTime, u32)>,
     pub inflight: u64,
     acked: u32,
@@ -135,6 +138,7 @@ impl Sender {
             ooo_limit: u32::MAX,
             send_limit: u32::MAX,
             rtx: VecDeque::new(),
+            acked_bits: Vec::new(),
             send_log: VecDeque::new(),
             inflight: 0,
             acked: 0,
@@ -167,6 +171,7 @@ impl Sender {
         self.state.capacity() * std::mem::size_of::<PktState>()
             + self.sent_at.capacity() * std::mem::size_of::<SimTime>()
             + self.sent_ev.capacity() * std::mem::size_of::<u16>()
+            + self.acked_bits.capacity() * std::mem::size_of::<u64>()
     }
 
     /// Recover as an RDMA transport does, with this timer.
@@ -315,6 +320,9 @@ impl Sender {
         }
         self.state[seq as usize] = PktState::Acked;
         self.acked += 1;
+        if let Some(w) = self.acked_bits.get_mut((seq / 64) as usize) {
+            *w |= 1 << (seq % 64);
+        }
         Acked {
             bytes: size,
             all: self.acked == self.npkts,
@@ -346,7 +354,20 @@ impl Sender {
             add(self.on_ack(self.una));
             self.una += 1;
         }
-        let mut bits = bitmap;
+        if self.acked_bits.is_empty() {
+            self.acked_bits = vec![0; (self.npkts as usize).div_ceil(64) + 1];
+            for (seq, _) in self.state.iter().enumerate().filter(|(_, &st)| st == PktState::Acked) {
+                self.acked_bits[seq / 64] |= 1 << (seq % 64);
+            }
+        }
+        // Only the bits of packets not acknowledged yet are news.
+        let (w, off) = ((base / 64) as usize, base % 64);
+        let word = |i: usize| self.acked_bits.get(i).copied().unwrap_or(0);
+        let known = match off {
+            0 => word(w),
+            _ => word(w) >> off | word(w + 1) << (64 - off),
+        };
+        let mut bits = bitmap & !known;
         while bits != 0 {
             let seq = base + bits.trailing_zeros();
             bits &= bits - 1;
@@ -503,6 +524,7 @@ impl Sender {
         self.sent_at = Vec::new();
         self.sent_ev = Vec::new();
         self.rtx = VecDeque::new();
+        self.acked_bits = Vec::new();
         self.send_log = VecDeque::new();
     }
 }

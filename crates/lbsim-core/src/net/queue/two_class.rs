@@ -123,7 +123,7 @@ impl TwoClassQueue {
     /// `enqueue` without a context: this queue needs none (the engine's fast
     /// path). `line_busy`: the port is still serializing the packet `next`
     /// last handed out (read only with `count_in_service`).
-    #[inline]
+    #[inline(always)] // hot: once per packet per hop; the rare paths are out of line
     pub fn admit(&mut self, id: PacketId, pkt: &mut Packet, line_busy: bool) -> Admission {
         if pkt.is_priority() {
             self.control.push_back((id, pkt.size));
@@ -224,7 +224,7 @@ impl TwoClassQueue {
     }
 
     /// `dequeue` without a context (the engine's fast path).
-    #[inline]
+    #[inline(always)] // hot: once per packet per hop
     pub fn next(&mut self, pool: &mut PacketPool) -> Option<Dequeued> {
         if let Some((id, size)) = self.control.pop_front() {
             self.in_service = 0;
