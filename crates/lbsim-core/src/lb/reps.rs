@@ -502,14 +502,11 @@ mod tests {
         );
     }
 
-    /// "cursor" (REPS artifact buffer_reps.cpp `remove_frozen`): frozen sends
-    /// read slots 0, 1, 2, ... with a cursor of their own, valid or not, and
-    /// an ACK that comes meanwhile is written at the write head, which sends
-    /// never move.
-    #[test]
-    fn frozen_sends_cycle_a_separate_cursor() {
+    /// The trace both frozen rules are tested on: unmarked ACKs with EVs 10,
+    /// 11 and 12 cached in slots 0-2 of an 8-slot buffer, then a timeout that freezes.
+    fn frozen_with_10_11_12(pick: FrozenPick) -> Reps {
         use Step::*;
-        let mut r = reps_with(8, FrozenPick::Cursor);
+        let mut r = reps_with(8, pick);
         run(
             &mut r,
             &[
@@ -517,6 +514,22 @@ mod tests {
                 (Ack(11, false), 2, false),
                 (Ack(12, false), 3, false),
                 (Timeout(true), 3, true),
+            ],
+        );
+        r
+    }
+
+    /// "cursor" (REPS artifact buffer_reps.cpp `remove_frozen`): frozen sends
+    /// read slots 0, 1, 2, ... with a cursor of their own, valid or not, and
+    /// an ACK that comes meanwhile is written at the write head, which sends
+    /// never move.
+    #[test]
+    fn frozen_sends_cycle_a_separate_cursor() {
+        use Step::*;
+        let mut r = frozen_with_10_11_12(FrozenPick::Cursor);
+        run(
+            &mut r,
+            &[
                 (Send(Some(10)), 2, true), // the cursor starts at slot 0
                 (Send(Some(11)), 1, true),
                 (Send(Some(12)), 0, true),
@@ -567,14 +580,10 @@ mod tests {
     #[test]
     fn alg2_frozen_sends_take_the_oldest_valid_then_advance_the_write_head() {
         use Step::*;
-        let mut r = reps_with(8, FrozenPick::Alg2);
+        let mut r = frozen_with_10_11_12(FrozenPick::Alg2);
         run(
             &mut r,
             &[
-                (Ack(10, false), 1, false),
-                (Ack(11, false), 2, false),
-                (Ack(12, false), 3, false),
-                (Timeout(true), 3, true),
                 (Send(Some(10)), 2, true), // line 4: oldest valid
                 (Send(Some(11)), 1, true),
                 (Send(Some(12)), 0, true),
