@@ -221,10 +221,12 @@ pub struct Sack {
     sacks_sent: u32,
 }
 
-/// Cumulative SACKs a receiver remembers: an ACK that reaches its sender after
-/// this many newer ACKs of its flow were sent reads as saying nothing (it
-/// would have to wait behind 256 of its own flow's packets; control packets
-/// have priority, so it does not happen in lbsim's scenarios).
+/// Cumulative SACKs a receiver remembers (a message of fewer packets: its
+/// packet count rounded up to a power of two): an ACK that reaches its sender
+/// after that many newer ACKs of its flow were sent reads as saying nothing,
+/// and the ACKs after it cover what it said. It would have to wait behind
+/// that many of its own flow's arrivals; control packets have priority, so
+/// it does not happen in lbsim's scenarios.
 const SACK_LOG: u32 = 256;
 
 impl Sack {
