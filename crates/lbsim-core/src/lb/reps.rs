@@ -106,10 +106,9 @@ pub struct Reps {
     cfg: RepsConfig,
     cached: Vec<u16>,
     valid: Vec<bool>,
-    written: Vec<bool>,
     /// Write head (Alg. 1 `head`; with "alg2" frozen sends move it too).
     head: usize,
-    /// Slots written since the last clear (htsim `count`).
+    /// Slots written since the last clear (htsim `count`): slots 0..count.
     count: usize,
     /// "cursor": the frozen read position, below `count` (htsim `head_forzen_mode`).
     cursor: usize,
@@ -129,7 +128,6 @@ impl Reps {
             cfg,
             cached: vec![0; n],
             valid: vec![false; n],
-            written: vec![false; n],
             head: 0,
             count: 0,
             cursor: 0,
@@ -152,7 +150,6 @@ impl Reps {
             self.frozen = false;
             stats.frozen_ps += (now - self.frozen_since).ps();
             self.valid.iter_mut().for_each(|v| *v = false);
-            self.written.iter_mut().for_each(|w| *w = false);
             self.head = 0;
             self.count = 0;
             self.cursor = 0;
@@ -177,7 +174,7 @@ impl Reps {
             loop {
                 let off = self.head;
                 self.head = (self.head + 1) % n;
-                if self.written[off] {
+                if off < self.count {
                     break off;
                 }
             }
@@ -247,12 +244,15 @@ impl LoadBalancer for Reps {
         if !self.valid[self.head] {
             self.num_valid += 1; // lines 9-11
         }
-        if !self.written[self.head] {
+        // Slots are written in order from 0 after a clear, and the write head
+        // only ever stands on a written slot or the first unwritten one, so
+        // slots 0..count are exactly the written ones.
+        debug_assert!(self.head <= self.count);
+        if self.head == self.count {
             self.count += 1;
         }
         self.cached[self.head] = ack.ev; // lines 12-14
         self.valid[self.head] = true;
-        self.written[self.head] = true;
         self.head = (self.head + 1) % self.cfg.buffer_size;
         AckPath::Normal
     }
@@ -603,7 +603,7 @@ mod tests {
             ],
         );
         assert_eq!(r.cached[..3], [10, 20, 12]);
-        assert!(!r.written[3], "nothing was ever written at slot 3");
+        assert_eq!(r.count, 3, "nothing was ever written at slot 3");
     }
 
     /// A frozen flow with nothing written explores, with either pick

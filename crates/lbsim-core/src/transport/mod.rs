@@ -190,14 +190,15 @@ impl Flow {
         if self.tx.recovery != Recovery::Sack {
             return self.on_rdma_answer(ack, now);
         }
-        let sack = match ack.kind {
-            PacketKind::SackAck => self.rx.sack_record(ack.seq),
-            _ => None,
-        };
-        // The data packet it answers (a batch echoes its latest).
-        let answers = match ack.kind {
-            PacketKind::Ack => Some(ack.seq),
-            _ => sack.map(|s| s.trigger),
+        // What a cumulative SACK said, and the data packet the ACK answers
+        // (none for a batch, or a SACK the receiver no longer remembers).
+        let (sack, answers) = match ack.kind {
+            PacketKind::Ack => (None, Some(ack.seq)),
+            PacketKind::SackAck => {
+                let sack = self.rx.sack_record(ack.seq);
+                (sack, sack.map(|s| s.trigger))
+            }
+            _ => (None, None),
         };
         if !p.rtt_outstanding_only || answers.is_none_or(|seq| self.tx.is_outstanding(seq)) {
             self.tx.record_rtt(now, now - ack.sent_at, p.rto);

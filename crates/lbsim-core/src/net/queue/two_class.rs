@@ -158,7 +158,7 @@ impl TwoClassQueue {
         match evicted {
             None if marked => Admission::Marked,
             None => Admission::Queued,
-            Some(trimmed) => self.evicted(trimmed, marked),
+            Some(trimmed) => Self::evicted(trimmed, marked),
         }
     }
 
@@ -199,7 +199,7 @@ impl TwoClassQueue {
     }
 
     #[cold]
-    fn evicted(&self, trimmed: bool, marked: bool) -> Admission {
+    fn evicted(trimmed: bool, marked: bool) -> Admission {
         if trimmed {
             Admission::QueuedTrimming { marked }
         } else {
@@ -440,20 +440,31 @@ mod tests {
         assert_eq!(marks, [true, false], "the first leaves 4096 B behind, the second none");
     }
 
+    /// The start of both coin tests: a 3-packet artifact queue (coin heads,
+    /// then tails; the packet on the line counts) takes A, B and C, and A
+    /// goes on the line.
+    fn full_with_a_on_the_line(trimming: bool) -> (PacketPool, TwoClassQueue, Vec<(PacketId, Packet)>) {
+        let mut pool = PacketPool::default();
+        let mut q = artifact_queue(3, trimming, true, seed_heads_then_tails());
+        let mut p = five(&mut pool);
+        for (pid, pkt) in p.iter_mut().take(3) {
+            assert_eq!(q.admit(*pid, pkt, false), Admission::Queued);
+        }
+        assert_eq!(q.next(&mut pool).map(|d| d.id), Some(p[0].0), "A on the line");
+        (pool, q, p)
+    }
+
+    fn id(p: &[(PacketId, Packet)], i: usize) -> PacketId {
+        p[i].0
+    }
+
     /// REPS artifact, full queue (compositequeue.cpp `receivePacket`): the
     /// 3-packet queue holds A on the line plus B and C. D arrives, the coin
     /// says heads: C, the newest waiting, is pushed out and D takes the tail.
     /// E arrives, tails: E is dropped. The line then serves B and D.
     #[test]
     fn full_queue_coin_drops_newest_or_arrival() {
-        let mut pool = PacketPool::default();
-        let mut q = artifact_queue(3, false, true, seed_heads_then_tails());
-        let mut p = five(&mut pool);
-        let id = |p: &[(PacketId, Packet)], i: usize| p[i].0;
-        for (pid, pkt) in p.iter_mut().take(3) {
-            assert_eq!(q.admit(*pid, pkt, false), Admission::Queued);
-        }
-        assert_eq!(q.next(&mut pool).map(|d| d.id), Some(id(&p, 0)), "A on the line");
+        let (mut pool, mut q, mut p) = full_with_a_on_the_line(false);
         let (d, pkt) = &mut p[3];
         assert_eq!(q.admit(*d, pkt, true), Admission::QueuedEvicting { marked: false });
         assert_eq!(
@@ -476,14 +487,7 @@ mod tests {
     /// high); tails trims the arrival as before.
     #[test]
     fn full_queue_coin_trims_newest_or_arrival() {
-        let mut pool = PacketPool::default();
-        let mut q = artifact_queue(3, true, true, seed_heads_then_tails());
-        let mut p = five(&mut pool);
-        let id = |p: &[(PacketId, Packet)], i: usize| p[i].0;
-        for (pid, pkt) in p.iter_mut().take(3) {
-            q.admit(*pid, pkt, false);
-        }
-        q.next(&mut pool);
+        let (mut pool, mut q, mut p) = full_with_a_on_the_line(true);
         let (d, pkt) = &mut p[3];
         assert_eq!(q.admit(*d, pkt, true), Admission::QueuedTrimming { marked: false });
         q.trim_victim(&mut pool);
