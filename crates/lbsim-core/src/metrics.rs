@@ -22,7 +22,7 @@ pub struct Counters {
     pub nacks_sent: u64,
     /// EQDS credits.
     pub credits_sent: u64,
-    /// EQDS requests-to-send.
+    /// Requests-to-send: EQDS's, and timeout RTSs (`transport.timeout_rts`; resent as data when lost).
     pub rts_sent: u64,
     pub delivered: u64,
     /// Payload bytes that reached their receivers, each data packet counted once.
@@ -205,6 +205,8 @@ pub struct Summary {
     pub reordered_arrivals: u64,
     /// Packets switch policies sent each other (ConWeave's REPLY, CLEAR, NOTIFY).
     pub switch_control_sent: u64,
+    /// Requests-to-send: EQDS's, and a window-limited sender's timeout RTSs (`transport.timeout_rts`).
+    pub rts_sent: u64,
     /// What switch-side balancers counted, `<lb>.<counter>` (summed over switches, or the largest).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub switch_lb: std::collections::BTreeMap<String, u64>,

@@ -3,7 +3,8 @@
 //!
 //! - `random_small_valid_scenarios`: random small scenarios (topology, tiers,
 //!   radix, rates, packet sizes, queues (two-class, and shared buffers with
-//!   or without PFC), transports (the out-of-order one, Go-Back-N, IRN),
+//!   or without PFC), transports (the out-of-order one with or without the
+//!   timeout RTS, Go-Back-N, IRN),
 //!   every load balancer and
 //!   congestion control, every workload, random failures of every kind):
 //!   each either is refused with a `ScenarioError`, or runs to the end of a
@@ -125,6 +126,10 @@ fn scenario_text(case: u64) -> String {
             g.pick(&["per_packet", "cumulative_sack"])
         },
     );
+    // The window CC's timeout RTS under either preset, from its own stream so the other draws stay as they were.
+    if !rdma && matches!(cc, "dctcp" | "mprdma") && G::new(case, 4).chance(0.4) {
+        t += "timeout_rts = true\n";
+    }
     let mut cc = cc;
     if rdma {
         t += &format!(

@@ -329,6 +329,48 @@ fn a_lost_ack_is_covered_by_the_next_cumulative_sack() {
     assert_eq!(a.counters.timeouts, b.counters.timeouts);
 }
 
+// ---- timeout RTS -----------------------------------------------------------
+
+/// The REPS artifact's timeout RTS (`transport.timeout_rts`): a lone OPS flow
+/// (8 MiB: long enough to be still sending when the first losses time out) sprays an eighth of its packets into a dead ToR uplink, so its
+/// window fills with packets that only the timer finds lost. With the key on
+/// it sends RTSs (each on a seq of its own that must be acknowledged), with it
+/// off none; either way it finishes with exactly its bytes (the run's
+/// invariants check the payload), over both ACK formats.
+#[test]
+fn window_limited_timeouts_send_rts_only_with_the_key() {
+    let size = 8u64 << 20;
+    let dir = lone_flow("timeout-rts", size);
+    let run = |rts: bool, info: &str| {
+        let s = with(&format!(
+            "[lb]\nkind = \"ops\"\n[transport]\ntimeout_rts = {rts}\nack_info = \"{info}\"\n\
+             [workload]\nkind = \"flows\"\nfile = \"one.csv\"\n[routing]\nconvergence = \"never\"\n\
+             [[failures]]\nlink = \"t0_0->t1_0\"\ndirection = \"forward\"\nat = \"0us\"\n"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        let f = &out.flows[0];
+        assert!(f.finished && f.fct_us.is_finite(), "rts = {rts}, {info}");
+        assert_eq!(out.summary.unfinished_flows, 0);
+        assert!(out.summary.timeouts > 0, "the dead uplink makes timeouts");
+        out
+    };
+    for info in ["cumulative_sack", "per_packet"] {
+        let (on, off) = (run(true, info), run(false, info));
+        assert!(on.counters.rts_sent > 0, "{info}");
+        assert_eq!(on.summary.rts_sent, on.counters.rts_sent, "the summary reports them");
+        assert_eq!(off.counters.rts_sent, 0, "{info}");
+        assert_eq!(off.summary.rts_sent, 0);
+        // At most one RTS per RTO of the flow's life.
+        let rto = on.summary.rto_us;
+        assert!(
+            (on.counters.rts_sent as f64) <= on.flows[0].fct_us / rto + 1.0,
+            "{} RTS in {} us",
+            on.counters.rts_sent,
+            on.flows[0].fct_us
+        );
+    }
+}
+
 // ---- keys ------------------------------------------------------------------
 
 #[test]
@@ -351,6 +393,7 @@ fn bad_keys_are_named() {
         ),
         ("[lb]\nkind = \"adaptiv\"\n", "lb.kind"),
         ("[transport]\nack_info = \"cumulative\"\n", "transport.ack_info"),
+        ("[transport]\ntimeout_rts = \"yes\"\n", "transport.timeout_rts"),
         (
             "[transport]\nkind = \"irn\"\n[transport.rdma]\nnack_interval = \"4us\"\ncnp_on_ooo = true\n\
              irn_window = \"auto\"\nirn_rto_low = \"100us\"\nirn_rto_high = \"320us\"\nirn_low_inflight = 3\n",

@@ -4,6 +4,7 @@
 //! pacers) sees every arrival and paces its grants.
 
 use super::Simulation;
+use crate::cc::CongestionControl;
 use crate::event::Event;
 use crate::packet::{Packet, PacketKind};
 use crate::transport::receiver::{Batch, Reply};
@@ -13,6 +14,9 @@ impl Simulation {
     pub(super) fn receive_data(&mut self, host: u32, pkt: Packet) {
         let now = self.now;
         let npkts = self.flows[pkt.flow as usize].npkts();
+        if pkt.seq >= npkts {
+            return self.receive_timeout_rts(pkt); // a lost RTS sent again as data
+        }
         if let Some(agent) = &mut self.receiver_cc {
             if let Some(at) = agent.on_data(host, &pkt, npkts, now) {
                 self.events.push(at, Event::ReceiverCc { host });
@@ -123,11 +127,23 @@ impl Simulation {
 
     /// A control packet for the receiving side (an RTS) reaches its agent.
     pub(super) fn receive_request(&mut self, host: u32, pkt: Packet) {
+        // A window CC's RTS is a timeout RTS (EQDS's, whose CC has no window, goes to its agent).
+        if self.params.transport.timeout_rts && self.flows[pkt.flow as usize].cc.window().is_some() {
+            return self.receive_timeout_rts(pkt);
+        }
         let Some(agent) = &mut self.receiver_cc else { return };
         let npkts = self.flows[pkt.flow as usize].npkts();
         if let Some(at) = agent.on_control(host, &pkt, npkts, self.now) {
             self.events.push(at, Event::ReceiverCc { host });
         }
+    }
+
+    /// A window-limited sender's timeout RTS (`transport::timeout_rts`):
+    /// its receiver acknowledges it; it carries no payload.
+    fn receive_timeout_rts(&mut self, pkt: Packet) {
+        let f = &mut self.flows[pkt.flow as usize];
+        let reply = f.rx.on_rts(&pkt, f.tx.npkts, &self.params.transport.acks);
+        self.reply(&pkt, reply);
     }
 
     /// The receiving host's agent may send its next grant (an EQDS credit).

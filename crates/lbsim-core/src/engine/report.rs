@@ -214,6 +214,7 @@ impl Simulation {
             pfc_resumes: c.pfc_resumes,
             reordered_arrivals: c.reordered_arrivals,
             switch_control_sent: c.switch_control_sent,
+            rts_sent: c.rts_sent,
             switch_lb: self.net.policies.counters(),
             host_lb: self.lb_agent_summary(),
             warnings: Vec::new(),

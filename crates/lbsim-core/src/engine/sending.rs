@@ -87,8 +87,11 @@ impl Simulation {
             f.timer_pending = true;
             self.events.push(at, Event::FlowTimer { flow });
         }
-        if let Some(req) = out.request {
-            let pkt = f.control_packet(flow, req, self.params.control_bytes, now);
+        let rts = out.rts.then(|| f.timeout_rts_packet(flow, now));
+        let request = out
+            .request
+            .map(|req| f.control_packet(flow, req, self.params.control_bytes, now));
+        for pkt in [rts, request].into_iter().flatten() {
             self.send_control(pkt);
         }
         self.make_ready(flow);

@@ -337,9 +337,10 @@ impl Scenario {
     /// Build from a user table (merged over its preset).
     pub fn from_table(user: toml::Table) -> Result<Scenario, ScenarioError> {
         let mut merged = preset_table(&preset_name(&user)?)?;
+        let rts_from_preset = user.get("transport").and_then(|t| t.get("timeout_rts")).is_none();
         merge(&mut merged, user, "");
         let de = toml::Value::Table(merged);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             let msg = e.inner().to_string();
             // toml ends its message with " in `key`": the error names the key already.
@@ -350,6 +351,12 @@ impl Scenario {
                 .trim_end();
             ScenarioError::new(if key == "." { String::new() } else { key }, msg.to_string())
         })?;
+        // A preset turns the timeout RTS on where it means something (a
+        // window CC on "sack"); only a user's own `true` elsewhere is an error.
+        let t = &mut scenario.transport;
+        if rts_from_preset && !Transport::timeout_rts_fits(t.kind, scenario.cc.kind) {
+            t.timeout_rts = false;
+        }
         scenario.check_keys()?;
         Ok(scenario)
     }
@@ -373,7 +380,7 @@ impl Scenario {
         if self.lb.entropy_space == 0 || self.lb.entropy_space > 65536 {
             return Err(ScenarioError::new("lb.entropy_space", "must be between 1 and 65536"));
         }
-        self.transport.check(&self.queue)?;
+        self.transport.check(&self.queue, self.cc.kind)?;
         let c = &self.cc;
         if !(c.wtd_alpha > 0.0 && c.wtd_alpha <= 1.0) {
             return Err(ScenarioError::new(

@@ -69,6 +69,10 @@ pub struct Transport {
     /// Which ACKs feed the 2·RTO window of RTT samples REPS's freezing test
     /// reads (App. A): "every_ack" or "outstanding".
     pub rtt_samples: RttSamples,
+    /// A window-limited sender whose retransmission timer fires sends a
+    /// request-to-send that takes a sequence number (the REPS artifact's
+    /// sender-CC RTS, `transport::timeout_rts`); "sack" with a window CC only.
+    pub timeout_rts: bool,
     /// The RDMA transports' settings (`kind` = "gbn" or "irn").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaTransport>,
@@ -93,7 +97,14 @@ pub struct RdmaTransport {
 }
 
 impl Transport {
-    pub(super) fn check(&self, queue: &Queue) -> Result<(), ScenarioError> {
+    /// `timeout_rts` means something: a window congestion control on the
+    /// "sack" transport (EQDS has its own RTS, `cc.eqds.rts`; DCQCN no window;
+    /// the RDMA transports their own timers).
+    pub(super) fn timeout_rts_fits(kind: TransportKind, cc: super::CcKind) -> bool {
+        kind == TransportKind::Sack && matches!(cc.name(), "dctcp" | "mprdma")
+    }
+
+    pub(super) fn check(&self, queue: &Queue, cc: super::CcKind) -> Result<(), ScenarioError> {
         let bad = |key: &str, msg: String| Err(ScenarioError::new(format!("transport.{key}"), msg));
         if self.ack_ratio == 0 || self.ack_ratio > u16::MAX as u32 {
             return bad(
@@ -110,6 +121,18 @@ impl Transport {
                 "\"cumulative_sack\" is the ACK of transport.kind = \"sack\"; the RDMA transports \
                  acknowledge cumulatively already (set ack_info = \"per_packet\")"
                     .into(),
+            );
+        }
+        if self.timeout_rts && !Self::timeout_rts_fits(self.kind, cc) {
+            return bad(
+                "timeout_rts",
+                format!(
+                    "is the timeout RTS of a window congestion control (cc.kind = \"dctcp\" or \"mprdma\") on \
+                     transport.kind = \"sack\", not of transport.kind = \"{}\" with cc.kind = \"{}\" (EQDS sends \
+                     its own RTS: cc.eqds.rts); set timeout_rts = false",
+                    kind_name(self.kind),
+                    cc.name()
+                ),
             );
         }
         if !self.kind.is_rdma() {
@@ -146,6 +169,16 @@ impl Transport {
             ));
         }
         r.check()
+    }
+}
+
+fn kind_name(kind: TransportKind) -> &'static str {
+    match kind {
+        TransportKind::Sack => "sack",
+        TransportKind::Gbn => "gbn",
+        TransportKind::Irn => "irn",
+        #[cfg(test)]
+        TransportKind::InOrder => "in_order",
     }
 }
 

@@ -13,6 +13,7 @@ pub mod gbn;
 pub mod irn;
 pub mod receiver;
 pub mod sender;
+pub mod timeout_rts;
 
 use crate::cc::{AckSignal, Cc, CongestionControl, ControlRequest, TimerSignal};
 use crate::lb::{AckEcho, AckPath, Lb, LbStats, LoadBalancer, TimeoutInfo};
@@ -21,7 +22,7 @@ use crate::rng::Rng;
 use crate::scenario::{LbKind, TransportKind};
 use crate::time::SimTime;
 pub use receiver::{AckPolicy, Receive, Receiver};
-pub use sender::{RdmaTimer, Recovery, Sender};
+pub use sender::{Acked, RdmaTimer, Recovery, Sender};
 
 /// One message to deliver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub struct TransportParams {
     pub acks: AckPolicy,
     /// Only ACKs of outstanding packets feed the RTT window (`transport.rtt_samples`).
     pub rtt_outstanding_only: bool,
+    /// A window-limited timeout sends an RTS (`transport::timeout_rts`).
+    pub timeout_rts: bool,
 }
 
 /// What the retransmission timer did.
@@ -62,6 +65,8 @@ pub struct TimerOutcome {
     pub rearm: Option<SimTime>,
     /// A control packet congestion control wants sent (EQDS: an RTS).
     pub request: Option<ControlRequest>,
+    /// Send a timeout RTS (`Flow::timeout_rts_packet`).
+    pub rts: bool,
 }
 
 pub struct Flow {
@@ -206,7 +211,8 @@ impl Flow {
         let echo = AckEcho {
             ev: ack.ev,
             ecn: ack.ecn,
-            seq: answers,
+            // A timeout RTS is no data packet (MP-RDMA's Δ must not count its seq).
+            seq: answers.filter(|&seq| !self.tx.is_rts(seq)),
         };
         let path = self.lb.on_ack(now, &echo, &mut self.lb_stats);
         let acked = match (ack.kind, sack) {
@@ -216,7 +222,17 @@ impl Flow {
                 self.tx.on_sack(s.cumulative, base, s.bitmap)
             }
             (PacketKind::SackAck, None) => Default::default(), // forgotten (receiver::SACK_LOG)
+            _ if self.tx.is_rts(ack.seq) => Default::default(), // acknowledged below
             _ => self.tx.on_ack(ack.seq),
+        };
+        // A timeout RTS's seq is acknowledged by the ACK answering it, and
+        // gives congestion control no bytes (`transport::timeout_rts`).
+        let acked = match answers {
+            Some(seq) if self.tx.is_rts(seq) => Acked {
+                bytes: acked.bytes,
+                all: acked.all | self.tx.on_ack(seq).all,
+            },
+            _ => acked,
         };
         let slow_path = match path {
             AckPath::Slow => answers.map_or(0, |seq| self.tx.wire_size(seq) as u64),
@@ -303,14 +319,20 @@ impl Flow {
             return TimerOutcome {
                 lost,
                 rearm,
-                request: None,
+                ..Default::default()
             };
         }
         lost.clear();
+        let rts_check = p.timeout_rts && !self.tx.has_rtx();
         let next = self.tx.on_timer(now, p.rto, lost);
-        for &(size, ev) in lost.iter() {
+        let mut rts = false;
+        for (i, &(size, ev)) in lost.iter().enumerate() {
             self.cc.on_timeout(size);
             self.lb.on_lost(now, ev, &mut self.lb_stats);
+            if i == 0 && rts_check {
+                let later = lost[1..].iter().map(|l| l.0).sum();
+                rts = self.rts_after_timeout(size, later, now, p.rto);
+            }
         }
         if !lost.is_empty() {
             let info = TimeoutInfo {
@@ -333,8 +355,10 @@ impl Flow {
         let action = self.cc.on_timer(&signal);
         TimerOutcome {
             lost: lost.len() as u64,
-            rearm: next.or(action.recheck.then_some(now + p.rto)),
+            // The RTS sent now is timed too.
+            rearm: next.or((action.recheck || rts).then_some(now + p.rto)),
             request: action.request,
+            rts,
         }
     }
 
@@ -389,6 +413,7 @@ mod tests {
                 trimming: false,
                 acks: receiver::tests::PER_PACKET,
                 rtt_outstanding_only: outstanding_only,
+                timeout_rts: false,
             };
             let mut f = flow();
             let (first, _) = f.next_packet(0, SimTime::ZERO);

@@ -130,6 +130,11 @@ pub trait Receive {
     fn take_sack(&mut self, _npkts: u32) -> (u32, Trigger) {
         unreachable!("this receiver never sends cumulative SACKs")
     }
+    /// A timeout RTS of this flow (or its resend as data), a seq beyond
+    /// the message's `npkts` packets (`transport::timeout_rts`): answer it at once.
+    fn on_rts(&mut self, _pkt: &Packet, _npkts: u32, _policy: &AckPolicy) -> Reply {
+        unreachable!("only the sack transport's senders send timeout RTSs")
+    }
     /// When the message became whole.
     fn finish(&self) -> Option<SimTime>;
     /// The sender has every ACK it needs: free what the receiver keeps for it.
@@ -193,6 +198,9 @@ impl Receive for Receiver {
     }
     fn take_sack(&mut self, npkts: u32) -> (u32, Trigger) {
         dispatch!(self, r => r.take_sack(npkts))
+    }
+    fn on_rts(&mut self, pkt: &Packet, npkts: u32, policy: &AckPolicy) -> Reply {
+        dispatch!(self, r => r.on_rts(pkt, npkts, policy))
     }
     #[inline]
     fn finish(&self) -> Option<SimTime> {
@@ -356,6 +364,19 @@ impl Receive for Sack {
             };
         }
         Arrival { new, complete, reply }
+    }
+
+    /// Nothing to accept (an RTS carries no payload and the cumulative ACK
+    /// covers data only): an ACK echoing it, at once whatever the ACK ratio
+    /// (artifact `UecSink::processRts`).
+    fn on_rts(&mut self, pkt: &Packet, npkts: u32, policy: &AckPolicy) -> Reply {
+        match (pkt.trimmed, policy.cumulative) {
+            (true, _) => Reply::Echo(PacketKind::Nack),
+            (false, false) => Reply::Echo(PacketKind::Ack),
+            // The RTS asks for an ACK, so the artifact's bitmap starts at its
+            // seq, beyond the message: empty, as the ECN rule of `log_sack` gives.
+            (false, true) => self.log_sack(pkt.seq, true, npkts),
+        }
     }
 
     fn on_flush(&mut self, now: SimTime, policy: &AckPolicy) -> Reply {

@@ -68,14 +68,19 @@ pub(super) struct IrnEpisode {
 
 pub struct Sender {
     pub npkts: u32,
+    /// Sequence numbers in use: the message's packets, then the timeout
+    /// RTSs' (`transport::timeout_rts`); the flow is done when all are acknowledged.
+    pub(super) seqs: u32,
+    /// When the last timeout RTS went (`transport::timeout_rts`).
+    pub(super) last_rts: Option<SimTime>,
     payload: u32,
     header: u32,
     /// The message's bytes (for the last packet's size).
     size: u64,
-    state: Vec<PktState>,
-    sent_at: Vec<SimTime>,
+    pub(super) state: Vec<PktState>,
+    pub(super) sent_at: Vec<SimTime>,
     /// The EV each packet was last sent on, for balancers that learn from timeouts.
-    sent_ev: Vec<u16>,
+    pub(super) sent_ev: Vec<u16>,
     next_new: u32,
     /// snd_una: every packet below it is acknowledged (advanced lazily, only under an `ooo_limit`).
     una: u32,
@@ -83,11 +88,11 @@ pub struct Sender {
     ooo_limit: u32,
     /// `una` + `ooo_limit` as last computed: new packets below it may go.
     send_limit: u32,
-    rtx: VecDeque<u32>,
+    pub(super) rtx: VecDeque<u32>,
     /// One bit per acknowledged packet, kept only once cumulative SACKs
     /// arrive (`on_sack` reads a whole bitmap's news from it at once).
     acked_bits: Vec<u64>,
-    send_log: VecDeque<(SimTime, u32)>,
+    pub(super) send_log: VecDeque<(SimTime, u32)>,
     pub inflight: u64,
     acked: u32,
     /// Largest RTT in the current tumbling window of 2·RTO (REPS App. A;
@@ -127,6 +132,8 @@ impl Sender {
     pub fn deferred(size: u64, npkts: u32, mtu: u32, header: u32) -> Self {
         Sender {
             npkts,
+            seqs: npkts,
+            last_rts: None,
             payload: mtu - header,
             header,
             size,
@@ -191,13 +198,16 @@ impl Sender {
         self.payload_of(seq) + self.header
     }
 
-    /// Payload bytes packet `seq` carries (the last one at least one byte).
+    /// Payload bytes packet `seq` carries (the last one at least one byte;
+    /// a timeout RTS's seq, beyond the message, none).
     #[inline]
     pub fn payload_of(&self, seq: u32) -> u32 {
-        if seq + 1 == self.npkts {
+        if seq + 1 < self.npkts {
+            self.payload
+        } else if seq + 1 == self.npkts {
             (self.size - (self.npkts as u64 - 1) * self.payload as u64).max(1) as u32
         } else {
-            self.payload
+            0
         }
     }
 
@@ -207,7 +217,7 @@ impl Sender {
 
     /// Drop retransmission entries whose packet got acknowledged meanwhile.
     #[inline]
-    fn clean_rtx_front(&mut self) {
+    pub(super) fn clean_rtx_front(&mut self) {
         while let Some(&s) = self.rtx.front() {
             if self.state[s as usize] == PktState::Lost {
                 break;
@@ -325,7 +335,7 @@ impl Sender {
         }
         Acked {
             bytes: size,
-            all: self.acked == self.npkts,
+            all: self.acked == self.seqs,
         }
     }
 
