@@ -208,11 +208,15 @@ fn stuck_flows_stop_with_the_reason() {
 /// delivers rarely, not never, and its flows finish (at 3.6 s, behind many
 /// timed-out copies). With a window of `stall_rtos` × RTO alone this run
 /// stopped as `no_progress` at 18.6 ms, before its first packet arrived.
+/// Without the artifact's timeout RTS: at 1 Mbps its RTSs and their 64 B
+/// resends (a new seq per RTO per window-limited sender, each resent every
+/// RTO) outnumber the data on the crawling link and starve it for real.
 #[test]
 fn a_crawling_link_is_slow_not_stuck() {
     for (section, kind) in [("failures", "kind = \"degrade\"\n"), ("rate_overrides", "")] {
         let crawl = format!(
-            "stall_rtos = 10\nstop_at = \"10s\"\n{SMALL}[workload]\nkind = \"incast\"\nsenders = 8\nsize = \"4KiB\"\n\
+            "stall_rtos = 10\nstop_at = \"10s\"\n{SMALL}[transport]\ntimeout_rts = false\n\
+             [workload]\nkind = \"incast\"\nsenders = 8\nsize = \"4KiB\"\n\
              [[{section}]]\nlink = \"t0_0->h0\"\n{kind}rate = \"1Mbps\"\n"
         );
         let out = run(&scenario(&crawl), None).unwrap();

@@ -371,6 +371,23 @@ fn window_limited_timeouts_send_rts_only_with_the_key() {
     }
 }
 
+/// `reps_artifact` turns the timeout RTS on only where it means something:
+/// a window CC on the "sack" transport. EQDS (its own RTS) resolves it off;
+/// a user's own `true` there is an error naming the key.
+#[test]
+fn the_artifact_preset_sets_the_timeout_rts_for_window_ccs_only() {
+    assert!(with("").transport.timeout_rts);
+    assert!(with("[cc]\nkind = \"mprdma\"\n").transport.timeout_rts);
+    assert!(!with("[cc]\nkind = \"eqds\"\n").transport.timeout_rts);
+    assert!(!scenario("").transport.timeout_rts, "reps_paper: off");
+    let e = Scenario::from_toml(&format!(
+        "{TREE}[cc]\nkind = \"eqds\"\n[transport]\ntimeout_rts = true\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.key, "transport.timeout_rts", "{e}");
+    assert!(e.message.contains("eqds"), "{e}");
+}
+
 // ---- keys ------------------------------------------------------------------
 
 #[test]

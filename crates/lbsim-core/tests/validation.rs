@@ -10,11 +10,11 @@ use lbsim_core::{RunOutput, Scenario};
 
 /// (scenario, lb.kind, mean, max sender-side completion time in us, timeouts, REPS freeze entries).
 const ANCHORS: &[(&str, &str, f64, f64, u64, u64)] = &[
-    ("permutation_8mib", "ecmp", 341.310, 631.527, 5012, 0),
-    ("permutation_8mib", "ops", 186.188, 197.361, 22, 0),
+    ("permutation_8mib", "ecmp", 341.535, 629.106, 5012, 0),
+    ("permutation_8mib", "ops", 186.193, 197.095, 22, 0),
     ("permutation_8mib", "reps", 183.284, 185.010, 0, 0),
-    ("permutation_8mib_dead_uplink", "ops", 284.420, 2222.306, 2026, 0),
-    ("permutation_8mib_dead_uplink", "reps", 183.497, 190.081, 117, 7),
+    ("permutation_8mib_dead_uplink", "ops", 286.154, 2387.394, 2078, 0),
+    ("permutation_8mib_dead_uplink", "reps", 183.529, 189.697, 117, 7),
 ];
 
 fn run(name: &str, lb: &str) -> RunOutput {
