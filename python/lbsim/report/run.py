@@ -66,6 +66,7 @@ SUMMARY_LABELS: dict[str, str] = {
     "stop_reason": "Stop reason",
     "pfc_pauses": "PFC pause frames sent (refreshes included)",
     "pfc_resumes": "PFC resume frames sent",
+    "rts_sent": "Requests-to-send sent (EQDS, timeout RTS)",
     "lbsim_version": "lbsim version",
 }
 
