@@ -21,8 +21,6 @@
 
 use crate::rng::mix64;
 use crate::time::SimTime;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// What can happen. Indices are arena ids (see `net`, `transport`). The
 /// declaration order is the order of classes at one instant: failures and
@@ -131,7 +129,7 @@ impl Event {
 }
 
 /// Pending events: a monotone radix heap over times, plus the events of
-/// the current instant in a binary heap over their order keys.
+/// the current instant sorted by their order keys.
 ///
 /// The radix heap holds (time, key) pairs bucketed by the highest bit in
 /// which their time differs from the last instant taken out; taking the
@@ -143,11 +141,21 @@ impl Event {
 /// for an entity that sorts before the one being processed runs next.
 /// Every time pushed is at least the current instant's: events are never
 /// scheduled in the past.
+///
+/// The instant is a sorted vector, not a heap: it is sorted once when it
+/// is taken out (a few to a few hundred events; a zero-delay event is
+/// inserted in place), each pop is a step forward, and the engine can see
+/// several events ahead for free. A binary heap cost 9 % more instructions
+/// per run. (A timing wheel of 512 ps slots instead of the radix heap cut
+/// the instructions by another 8 % but was slower: its slots' buffers
+/// spread over 16 MB.)
 pub struct EventQueue {
     buckets: Vec<Vec<(u64, u64)>>,
     /// The last instant taken out of the radix heap.
     last: u64,
-    instant: BinaryHeap<Reverse<u64>>,
+    /// The current instant's order keys, ascending; those before `head` have run.
+    instant: Vec<u64>,
+    head: usize,
     len: usize,
 }
 
@@ -156,7 +164,8 @@ impl Default for EventQueue {
         EventQueue {
             buckets: (0..65).map(|_| Vec::new()).collect(),
             last: 0,
-            instant: BinaryHeap::new(),
+            instant: Vec::new(),
+            head: 0,
             len: 0,
         }
     }
@@ -177,19 +186,26 @@ impl EventQueue {
         debug_assert!(time.0 >= self.last, "event scheduled in the past");
         let key = event.order_key(time);
         self.len += 1;
-        if time.0 == self.last && !self.instant.is_empty() {
-            self.instant.push(Reverse(key));
+        if time.0 == self.last && self.head < self.instant.len() {
+            let at = self.head + self.instant[self.head..].partition_point(|&k| k < key);
+            self.instant.insert(at, key);
             return;
         }
         self.buckets[bucket_of(time.0, self.last)].push((time.0, key));
     }
 
     /// Make `instant` hold the events of the next instant, if any.
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self) -> bool {
-        if !self.instant.is_empty() {
+        if self.head < self.instant.len() {
             return true;
         }
+        self.settle_next()
+    }
+
+    /// The current instant is done: take the next one out of the buckets.
+    #[inline(never)]
+    fn settle_next(&mut self) -> bool {
         if self.buckets[0].is_empty() {
             let Some(i) = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty()) else {
                 return false;
@@ -207,8 +223,10 @@ impl EventQueue {
             }
         }
         // Bucket 0 holds exactly the entries at `last`.
-        let now = &mut self.buckets[0];
-        self.instant.extend(now.drain(..).map(|(_, key)| Reverse(key)));
+        self.instant.clear();
+        self.head = 0;
+        self.instant.extend(self.buckets[0].drain(..).map(|(_, key)| key));
+        self.instant.sort_unstable();
         true
     }
 
@@ -217,23 +235,18 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        let Reverse(key) = self.instant.pop().expect("settled");
+        let key = self.instant[self.head];
+        self.head += 1;
         self.len -= 1;
         Some((SimTime(self.last), Event::from_key(key)))
     }
 
-    /// The next two events of the current instant, as far as it has them:
+    /// The next `N` events of the current instant, as far as it has them:
     /// the engine prefetches their state while the current one runs.
     #[inline(always)]
-    pub fn peek_in_instant(&self) -> (Option<Event>, Option<Event>) {
-        let heap = self.instant.as_slice();
-        let next = heap.first().map(|&Reverse(key)| Event::from_key(key));
-        // The second smallest is the smaller of the root's two children.
-        let after = match (heap.get(1), heap.get(2)) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, _) => a,
-        };
-        (next, after.map(|&Reverse(key)| Event::from_key(key)))
+    pub fn peek_in_instant<const N: usize>(&self) -> [Option<Event>; N] {
+        let ahead = &self.instant[self.head..];
+        std::array::from_fn(|i| ahead.get(i).map(|&key| Event::from_key(key)))
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
@@ -300,7 +313,7 @@ mod tests {
     /// The look-ahead the engine prefetches by names the events that `pop`
     /// then returns, in order.
     #[test]
-    fn peeking_in_the_instant_names_the_next_two_events() {
+    fn peeking_in_the_instant_names_the_next_events() {
         let mut rng = Rng::new(7, StreamTag::Port, 0);
         for n in 0..40u32 {
             let mut q = EventQueue::new();
@@ -316,12 +329,13 @@ mod tests {
             let mut popped = Vec::new();
             let mut peeked = Vec::new();
             while q.peek_time() == Some(SimTime(9)) {
-                peeked.push(q.peek_in_instant());
+                peeked.push(q.peek_in_instant::<3>());
                 popped.push(q.pop().expect("pending").1);
             }
-            for (i, &(next, after)) in peeked.iter().enumerate() {
-                assert_eq!(next, Some(popped[i]), "with {n} events");
-                assert_eq!(after, popped.get(i + 1).copied(), "with {n} events");
+            for (i, ahead) in peeked.iter().enumerate() {
+                for (k, &e) in ahead.iter().enumerate() {
+                    assert_eq!(e, popped.get(i + k).copied(), "with {n} events, {k} ahead");
+                }
             }
         }
     }

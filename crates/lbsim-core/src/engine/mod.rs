@@ -337,7 +337,7 @@ impl Simulation {
     /// one's link FIFO or queue (its port was asked for one event ago).
     #[inline(always)]
     fn prefetch(&self) {
-        let (next, after) = self.events.peek_in_instant();
+        let [next, after] = self.events.peek_in_instant();
         if let Some(Event::TxDone { port } | Event::LinkDeliver { port }) = after {
             if let Some(p) = self.net.ports.get(port as usize) {
                 crate::cache::prefetch(p);
