@@ -149,6 +149,13 @@ impl Packet {
         }
     }
 
+    /// A switch routes it by hashing its entropy (ECMP), with no switch
+    /// policy involved: route class 0, and not a PFC frame (one hop, no route).
+    #[inline]
+    pub fn routed_by_hash(&self) -> bool {
+        self.route == 0 && self.kind != PacketKind::Pause
+    }
+
     #[inline]
     pub fn is_priority(&self) -> bool {
         self.class() == CLASS_CONTROL
@@ -198,6 +205,14 @@ impl PacketPool {
     pub fn take(&mut self, id: PacketId) -> Packet {
         self.free.push(id);
         self.slots[id as usize]
+    }
+
+    /// Ask the cache for a packet's slot (see `Simulation::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(slot) = self.slots.get(id as usize) {
+            crate::cache::prefetch(slot);
+        }
     }
 
     /// Give a packet taken out with `take` a slot again.

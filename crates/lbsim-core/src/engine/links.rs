@@ -14,7 +14,7 @@ use super::Simulation;
 use crate::event::Event;
 use crate::net::queue::{Admission, QueueCtx, QueueDiscipline};
 use crate::net::{Decision, Network, Node, PortFault, PortId, Queue};
-use crate::packet::{PacketId, PacketKind};
+use crate::packet::{Packet, PacketId, PacketKind};
 
 impl Simulation {
     /// Put a packet into a port's queue. `ingress` is the link it arrived
@@ -206,17 +206,62 @@ impl Simulation {
         if let Some(&(next, _)) = port.wire.front() {
             self.events.push(next, Event::LinkDeliver { port: port_id });
         }
-        let id = self.pool.put(pkt);
         // A dead link loses what is on it; a lossy one some of it. Silently: no trim, no NACK.
         if !port.up || (port.fault != PortFault::None && port.fault_drops()) {
+            let id = self.pool.put(pkt);
             self.drop_packet(id, true);
             return;
         }
         // PFC frames are taken where the packet is read anyway (`switch_receive`, `host_receive`).
         match port.to {
-            Node::Switch(sw) => self.switch_receive(sw, port_id, id),
-            Node::Host(h) => self.host_receive(h, port_id, id),
+            Node::Switch(sw) => {
+                if pkt.routed_by_hash() && self.cut_through(sw, &pkt) {
+                    return;
+                }
+                let id = self.pool.put(pkt);
+                self.switch_receive(sw, port_id, id)
+            }
+            Node::Host(h) => {
+                let id = self.pool.put(pkt);
+                self.host_receive(h, port_id, id)
+            }
         }
+    }
+
+    /// The common case at a switch: a hashed packet whose egress port is
+    /// idle with an empty queue goes straight from one link to the next,
+    /// with exactly the effects of `switch_receive` (which would route it,
+    /// pool it, queue it and take it out again at once), but none of their
+    /// memory traffic. False: nothing done, take the general way.
+    #[inline(always)]
+    fn cut_through(&mut self, sw: u32, pkt: &Packet) -> bool {
+        if self.net.policies.has_egress_hooks() {
+            return false;
+        }
+        let Some(out) = self.net.route_hashed(sw, pkt) else {
+            return false;
+        };
+        let port = &mut self.net.ports[out as usize];
+        if !port.up || port.paused != 0 || port.busy_until > self.now {
+            return false;
+        }
+        let Queue::TwoClass(q) = &mut port.queue else {
+            return false;
+        };
+        if !q.pass_through(pkt) {
+            return false;
+        }
+        let size = pkt.size;
+        port.tx_bytes += size as u64;
+        port.tx_packets += 1;
+        let done = self.now + port.serialization(size as u64);
+        port.busy_until = done;
+        let arrival = done + port.latency;
+        port.wire.push_back((arrival, *pkt));
+        if port.wire.len() == 1 {
+            self.events.push(arrival, Event::LinkDeliver { port: out });
+        }
+        true
     }
 
     /// A switch forwards a packet that arrived over link `ingress`.

@@ -27,7 +27,7 @@ use crate::failure::FailurePlan;
 use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
 use crate::net::queue::PfcSignal;
-use crate::net::{Network, PolicyOut, Queue};
+use crate::net::{Network, Node, PolicyOut, Queue};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::scenario::FctEnd;
@@ -333,26 +333,60 @@ impl Simulation {
 
     /// Ask the cache for what the next events of this instant will read, so
     /// that their misses overlap this event's work (large networks are bound
-    /// by misses): the port of the one after next, and the head of the next
-    /// one's link FIFO or queue (its port was asked for one event ago).
+    /// by misses). Three stages, each reading only what the stage before
+    /// asked for one event ago: the port of the event three ahead; the head
+    /// of the link FIFO or queue of the event two ahead; and what the next
+    /// event reads through that head (the flow a packet reaching a host
+    /// belongs to, the egress port a switch will queue it at, the pooled
+    /// packet a queue sends next).
     #[inline(always)]
     fn prefetch(&self) {
-        let [next, after] = self.events.peek_in_instant();
-        if let Some(Event::TxDone { port } | Event::LinkDeliver { port }) = after {
-            if let Some(p) = self.net.ports.get(port as usize) {
+        let [next, second, third] = self.events.peek_in_instant();
+        let ports = &self.net.ports;
+        if let Some(Event::TxDone { port } | Event::LinkDeliver { port }) = third {
+            if let Some(p) = ports.get(port as usize) {
                 crate::cache::prefetch(p);
             }
         }
-        match next {
+        match second {
             Some(Event::LinkDeliver { port }) => {
-                if let Some(head) = self.net.ports.get(port as usize).and_then(|p| p.wire.front()) {
+                if let Some(head) = ports.get(port as usize).and_then(|p| p.wire.front()) {
                     crate::cache::prefetch(head);
                 }
             }
             Some(Event::TxDone { port }) => {
-                if let Some(Queue::TwoClass(q)) = self.net.ports.get(port as usize).map(|p| &p.queue) {
+                if let Some(Queue::TwoClass(q)) = ports.get(port as usize).map(|p| &p.queue) {
                     if let Some(head) = q.head() {
                         crate::cache::prefetch(head);
+                    }
+                }
+            }
+            _ => {}
+        }
+        match next {
+            Some(Event::LinkDeliver { port }) => {
+                let Some((p, (_, pkt))) = ports.get(port as usize).and_then(|p| Some((p, p.wire.front()?))) else {
+                    return;
+                };
+                match p.to {
+                    Node::Host(_) => {
+                        if let Some(f) = self.flows.get(pkt.flow as usize) {
+                            f.prefetch_for(pkt.kind);
+                        }
+                    }
+                    // The egress port it will join (hashed routes only: a policy's choice may have effects).
+                    Node::Switch(sw) if pkt.routed_by_hash() => {
+                        if let Some(out) = self.net.route_hashed(sw, pkt).and_then(|o| ports.get(o as usize)) {
+                            crate::cache::prefetch(out);
+                        }
+                    }
+                    Node::Switch(_) => {}
+                }
+            }
+            Some(Event::TxDone { port }) => {
+                if let Some(Queue::TwoClass(q)) = ports.get(port as usize).map(|p| &p.queue) {
+                    if let Some(&(id, _)) = q.head() {
+                        self.pool.prefetch(id);
                     }
                 }
             }

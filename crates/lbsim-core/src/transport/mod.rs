@@ -105,6 +105,19 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Ask the cache for the parts of the flow a packet of `kind` reaching
+    /// its host reads: the receiver's for data, the sender's for the rest.
+    #[inline(always)]
+    pub fn prefetch_for(&self, kind: PacketKind) {
+        if kind == PacketKind::Data {
+            crate::cache::prefetch(&self.rx);
+        } else {
+            crate::cache::prefetch(&self.tx);
+            crate::cache::prefetch(&self.cc);
+            crate::cache::prefetch(&self.lb);
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         spec: FlowSpec,

@@ -162,6 +162,26 @@ impl TwoClassQueue {
         }
     }
 
+    /// A packet reaches this queue while it is empty and its line is free:
+    /// admit it and hand it to the line at once, as `admit` then `next`
+    /// would, without writing it into the queue. False (nothing changed)
+    /// unless the queue is empty and the packet fits.
+    #[inline(always)]
+    pub fn pass_through(&mut self, pkt: &Packet) -> bool {
+        if !self.is_empty() || pkt.size as u64 > self.params.capacity {
+            return false;
+        }
+        // An empty queue marks nothing, at enqueue or at dequeue (occupancy 0 <= kmin).
+        if pkt.is_priority() {
+            self.in_service = 0;
+        } else {
+            self.stats.max_bytes = self.stats.max_bytes.max(pkt.size as u64);
+            self.stats.window_max = self.stats.window_max.max(pkt.size as u64);
+            self.in_service = pkt.size;
+        }
+        true
+    }
+
     /// A data packet of `size` B finds the data class full at `occupancy`
     /// B. With `full_drop_coin`, flip the port's coin (REPS artifact
     /// compositequeue.cpp, `receivePacket`: `drand() < 0.5`, drawn only
@@ -355,6 +375,41 @@ mod tests {
 
     fn data(seq: u32) -> Packet {
         Packet::data(0, seq, 0, 1, 4096, 0, 0, SimTime::ZERO)
+    }
+
+    /// An empty queue with a free line lets a packet through with the same
+    /// effects as queueing it and taking it out at once, and only then.
+    #[test]
+    fn passing_through_an_empty_queue_is_admit_then_next() {
+        let ack = Packet::reply(&data(3), crate::packet::PacketKind::Ack, 64);
+        for (trimming, at_dequeue, pkt) in [(false, true, data(1)), (true, false, data(2)), (false, false, ack)] {
+            // Marking thresholds at zero: an occupancy of one packet would be marked.
+            let (mut queued, mut passed) = (
+                queue(8192, 0, 0, trimming, at_dequeue),
+                queue(8192, 0, 0, trimming, at_dequeue),
+            );
+            let mut pool = PacketPool::default();
+            let mut p = pkt;
+            let id = pool.alloc(p);
+            assert_eq!(queued.admit(id, &mut p, false), Admission::Queued);
+            let out = queued.next(&mut pool).expect("admitted");
+            assert!(!out.marked && p.ecn == pkt.ecn && p.size == pkt.size);
+            assert!(passed.pass_through(&pkt));
+            let state = |q: &TwoClassQueue| {
+                (
+                    q.is_empty(),
+                    q.data_bytes,
+                    q.in_service,
+                    q.stats.max_bytes,
+                    q.stats.window_max,
+                )
+            };
+            assert_eq!(state(&queued), state(&passed));
+            // Not with something waiting, nor for a packet larger than the queue.
+            assert_eq!(passed.admit(id, &mut data(4), true), Admission::Queued);
+            assert!(!passed.pass_through(&pkt));
+        }
+        assert!(!queue(4000, 0, 0, false, true).pass_through(&data(5)));
     }
 
     #[test]
