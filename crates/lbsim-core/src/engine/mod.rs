@@ -27,7 +27,7 @@ use crate::failure::FailurePlan;
 use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
 use crate::net::queue::PfcSignal;
-use crate::net::{Network, Node, PolicyOut, Queue};
+use crate::net::{Network, Node, PolicyOut, Port, Queue};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::scenario::FctEnd;
@@ -141,6 +141,15 @@ pub struct Simulation {
     halt: Option<StopReason>,
     /// PFC deadlock watch: its period, and how many packets had moved at its last look.
     pfc_watch: Option<(SimTime, u64)>,
+}
+
+/// Where the next packet out of a port's queue waits (the fast-path queue only).
+#[inline(always)]
+fn queue_head(p: &Port) -> Option<&(crate::packet::PacketId, u32)> {
+    match &p.queue {
+        Queue::TwoClass(q) => q.head(),
+        _ => None,
+    }
 }
 
 impl Simulation {
@@ -333,61 +342,92 @@ impl Simulation {
 
     /// Ask the cache for what the next events of this instant will read, so
     /// that their misses overlap this event's work (large networks are bound
-    /// by misses). Three stages, each reading only what the stage before
-    /// asked for one event ago: the port of the event three ahead; the head
-    /// of the link FIFO or queue of the event two ahead; and what the next
-    /// event reads through that head (the flow a packet reaching a host
-    /// belongs to, the egress port a switch will queue it at, the pooled
-    /// packet a queue sends next).
+    /// by misses). Four stages, each reading only what the stage before
+    /// asked for one event ago:
+    /// 1. the port of the event four ahead;
+    /// 2. three ahead, the head of its link FIFO or queue (and a NIC's host);
+    /// 3. two ahead, what that head leads to: for a packet reaching a host,
+    ///    its flow; at a switch, the egress port a hashed packet will join;
+    ///    for a queue, the pooled packet it sends next (and a NIC's next
+    ///    ready flow id);
+    /// 4. the next event's per-packet state: of the flow a packet reaches
+    ///    (the receiver's bitmap and SACK record, the sender's state), or
+    ///    of the flow a NIC pulls its next packet from.
     #[inline(always)]
     fn prefetch(&self) {
-        let [next, second, third] = self.events.peek_in_instant();
-        let ports = &self.net.ports;
-        if let Some(Event::TxDone { port } | Event::LinkDeliver { port }) = third {
-            if let Some(p) = ports.get(port as usize) {
-                crate::cache::prefetch(p);
-            }
+        use crate::cache::prefetch;
+        let [next, second, third, fourth] = self.events.peek_in_instant();
+        let (ports, hosts) = (&self.net.ports, &self.net.hosts);
+        let port = |e: Option<Event>| match e {
+            Some(Event::TxDone { port } | Event::LinkDeliver { port }) => ports.get(port as usize),
+            _ => None,
+        };
+        let nic_host = |p: &Port| match p.from {
+            Node::Host(h) => hosts.get(h as usize),
+            Node::Switch(_) => None,
+        };
+        // 1
+        if let Some(p) = port(fourth) {
+            prefetch(p);
         }
-        match second {
-            Some(Event::LinkDeliver { port }) => {
-                if let Some(head) = ports.get(port as usize).and_then(|p| p.wire.front()) {
-                    crate::cache::prefetch(head);
+        // 2
+        match (third, port(third)) {
+            (Some(Event::LinkDeliver { .. }), Some(p)) => {
+                if let Some(head) = p.wire.front() {
+                    prefetch(head);
                 }
             }
-            Some(Event::TxDone { port }) => {
-                if let Some(Queue::TwoClass(q)) = ports.get(port as usize).map(|p| &p.queue) {
-                    if let Some(head) = q.head() {
-                        crate::cache::prefetch(head);
-                    }
+            (Some(Event::TxDone { .. }), Some(p)) => {
+                if let Some(head) = queue_head(p) {
+                    prefetch(head);
+                }
+                if let Some(host) = nic_host(p) {
+                    prefetch(host);
                 }
             }
             _ => {}
         }
-        match next {
-            Some(Event::LinkDeliver { port }) => {
-                let Some((p, (_, pkt))) = ports.get(port as usize).and_then(|p| Some((p, p.wire.front()?))) else {
-                    return;
-                };
-                match p.to {
-                    Node::Host(_) => {
-                        if let Some(f) = self.flows.get(pkt.flow as usize) {
-                            f.prefetch_for(pkt.kind);
-                        }
+        // 3
+        match (second, port(second)) {
+            (Some(Event::LinkDeliver { .. }), Some(p)) => match (p.to, p.wire.front()) {
+                (Node::Host(_), Some((_, pkt))) => {
+                    if let Some(f) = self.flows.get(pkt.flow as usize) {
+                        f.prefetch_for(pkt.kind);
                     }
-                    // The egress port it will join (hashed routes only: a policy's choice may have effects).
-                    Node::Switch(sw) if pkt.routed_by_hash() => {
-                        if let Some(out) = self.net.route_hashed(sw, pkt).and_then(|o| ports.get(o as usize)) {
-                            crate::cache::prefetch(out);
-                        }
+                }
+                // Hashed routes only: a switch policy's choice may have effects.
+                (Node::Switch(sw), Some((_, pkt))) if pkt.routed_by_hash() => {
+                    if let Some(out) = self.net.route_hashed(sw, pkt).and_then(|o| ports.get(o as usize)) {
+                        prefetch(out);
                     }
-                    Node::Switch(_) => {}
+                }
+                _ => {}
+            },
+            (Some(Event::TxDone { .. }), Some(p)) => {
+                if let Some(&(id, _)) = queue_head(p) {
+                    self.pool.prefetch(id);
+                }
+                if let Some(flow) = nic_host(p).and_then(|h| h.ready.front()) {
+                    prefetch(flow);
                 }
             }
-            Some(Event::TxDone { port }) => {
-                if let Some(Queue::TwoClass(q)) = ports.get(port as usize).map(|p| &p.queue) {
-                    if let Some(&(id, _)) = q.head() {
-                        self.pool.prefetch(id);
+            _ => {}
+        }
+        // 4
+        match (next, port(next)) {
+            (Some(Event::LinkDeliver { .. }), Some(p)) => {
+                if let (Node::Host(_), Some((_, pkt))) = (p.to, p.wire.front()) {
+                    if let Some(f) = self.flows.get(pkt.flow as usize) {
+                        f.prefetch_packet_state(pkt);
                     }
+                }
+            }
+            (Some(Event::TxDone { .. }), Some(p)) if queue_head(p).is_none() => {
+                let flow = nic_host(p)
+                    .and_then(|h| h.ready.front())
+                    .and_then(|&f| self.flows.get(f as usize));
+                if let Some(f) = flow {
+                    f.prefetch_sender();
                 }
             }
             _ => {}

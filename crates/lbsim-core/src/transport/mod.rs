@@ -112,9 +112,32 @@ impl Flow {
         if kind == PacketKind::Data {
             crate::cache::prefetch(&self.rx);
         } else {
-            crate::cache::prefetch(&self.tx);
-            crate::cache::prefetch(&self.cc);
-            crate::cache::prefetch(&self.lb);
+            self.prefetch_sender();
+        }
+    }
+
+    /// The sender's side: what an ACK or the NIC pulling a packet reads.
+    #[inline(always)]
+    pub fn prefetch_sender(&self) {
+        crate::cache::prefetch(&self.tx);
+        crate::cache::prefetch(&self.cc);
+        crate::cache::prefetch(&self.lb);
+    }
+
+    /// Then (one event later, the flow in cache) for the per-packet state
+    /// `pkt` reaches: the receiver's bitmap word and SACK record for data,
+    /// the sender's packet state for an ACK (for a cumulative SACK, the
+    /// record it names and the oldest unacknowledged packet).
+    #[inline(always)]
+    pub fn prefetch_packet_state(&self, pkt: &Packet) {
+        match (pkt.kind, &self.rx) {
+            (PacketKind::Data, Receiver::Sack(rx)) => rx.prefetch_arrival(pkt.seq),
+            (PacketKind::SackAck, Receiver::Sack(rx)) => {
+                rx.prefetch_record(pkt.seq);
+                self.tx.prefetch_seq(self.tx.first_unacked());
+            }
+            (PacketKind::Ack, _) => self.tx.prefetch_seq(pkt.seq),
+            _ => {}
         }
     }
 

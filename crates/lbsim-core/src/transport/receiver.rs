@@ -238,6 +238,24 @@ pub struct Sack {
 const SACK_LOG: u32 = 256;
 
 impl Sack {
+    /// Ask the cache for what data packet `seq` arriving touches: its word
+    /// of the arrival bitmap and the SACK record it may write.
+    #[inline(always)]
+    pub fn prefetch_arrival(&self, seq: u32) {
+        if let Some(word) = self.got.get((seq / 64) as usize) {
+            crate::cache::prefetch(word);
+        }
+        self.prefetch_record(self.sacks_sent);
+    }
+
+    /// Ask the cache for SACK record `index` (what a `SackAck` names).
+    #[inline(always)]
+    pub fn prefetch_record(&self, index: u32) {
+        if let Some(record) = self.sacks.get((index as usize) & self.sacks.len().wrapping_sub(1)) {
+            crate::cache::prefetch(record);
+        }
+    }
+
     pub fn new(npkts: u32) -> Self {
         Sack {
             got: vec![0; (npkts as usize).div_ceil(64)],

@@ -350,6 +350,20 @@ impl Sender {
         total
     }
 
+    /// snd_una (see the field).
+    #[inline(always)]
+    pub(super) fn first_unacked(&self) -> u32 {
+        self.una
+    }
+
+    /// Ask the cache for the state of packet `seq` (an ACK for it is coming).
+    #[inline(always)]
+    pub fn prefetch_seq(&self, seq: u32) {
+        if let Some(st) = self.state.get(seq as usize) {
+            crate::cache::prefetch(st);
+        }
+    }
+
     /// A cumulative SACK: every seq below `cumulative`, and `base + i` for
     /// each bit i of `bitmap` (the REPS artifact's `handleCumulativeAck`
     /// and `handleAckno`). A packet waiting to be resent is acknowledged
