@@ -147,8 +147,7 @@ impl Event {
 /// inserted in place), each pop is a step forward, and the engine can see
 /// several events ahead for free. A binary heap cost 9 % more instructions
 /// per run. (A timing wheel of 512 ps slots instead of the radix heap cut
-/// the instructions by another 8 % but was slower: its slots' buffers
-/// spread over 16 MB.)
+/// a tenth more but was slower: its slots' buffers grew to 16 MB.)
 pub struct EventQueue {
     buckets: Vec<Vec<(u64, u64)>>,
     /// The last instant taken out of the radix heap.
