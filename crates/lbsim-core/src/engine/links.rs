@@ -167,20 +167,29 @@ impl Simulation {
                     size = pkt.size; // a hook may add bytes (an INT record)
                 }
             }
-            let port = &mut self.net.ports[port_id as usize];
-            port.tx_bytes += size as u64;
-            port.tx_packets += 1;
-            let done = self.now + port.serialization(size as u64);
-            port.busy_until = done;
-            let arrival = done + port.latency;
-            port.wire.push_back((arrival, self.pool.take(id)));
-            if port.wire.len() == 1 {
-                self.events.push(arrival, Event::LinkDeliver { port: port_id });
-            }
+            let pkt = self.pool.take(id);
+            self.put_on_wire(port_id, pkt, size);
             if self.has_waiting(port_id) {
                 self.schedule_tx_done(port_id);
             }
             return;
+        }
+    }
+
+    /// The line of a free port takes a packet of `size` bytes now: it is
+    /// busy for its serialization, and the packet joins the link's FIFO with
+    /// its arrival time at the far end.
+    #[inline(always)]
+    fn put_on_wire(&mut self, port_id: PortId, pkt: Packet, size: u32) {
+        let port = &mut self.net.ports[port_id as usize];
+        port.tx_bytes += size as u64;
+        port.tx_packets += 1;
+        let done = self.now + port.serialization(size as u64);
+        port.busy_until = done;
+        let arrival = done + port.latency;
+        port.wire.push_back((arrival, pkt));
+        if port.wire.len() == 1 {
+            self.events.push(arrival, Event::LinkDeliver { port: port_id });
         }
     }
 
@@ -251,16 +260,7 @@ impl Simulation {
         if !q.pass_through(pkt) {
             return false;
         }
-        let size = pkt.size;
-        port.tx_bytes += size as u64;
-        port.tx_packets += 1;
-        let done = self.now + port.serialization(size as u64);
-        port.busy_until = done;
-        let arrival = done + port.latency;
-        port.wire.push_back((arrival, *pkt));
-        if port.wire.len() == 1 {
-            self.events.push(arrival, Event::LinkDeliver { port: out });
-        }
+        self.put_on_wire(out, *pkt, pkt.size);
         true
     }
 
