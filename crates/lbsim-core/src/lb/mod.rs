@@ -42,6 +42,8 @@ pub struct TimeoutInfo {
     pub recent_max_rtt: SimTime,
     /// The flow's idle round-trip time.
     pub base_rtt: SimTime,
+    /// Every packet declared lost was header-only (timeout RTSs): no data was lost.
+    pub header_only: bool,
 }
 
 impl TimeoutInfo {
@@ -51,6 +53,7 @@ impl TimeoutInfo {
             trimming: failure,
             recent_max_rtt: SimTime::ZERO,
             base_rtt: SimTime::ZERO,
+            header_only: false,
         }
     }
 }
@@ -87,6 +90,11 @@ pub struct LbStats {
 
 pub trait LoadBalancer {
     fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16;
+    /// The EV of a header-only packet the sender sends besides its data (a
+    /// timeout RTS, or such an RTS resent): by default chosen like data's.
+    fn header_only_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        self.next_ev(now, rng, stats)
+    }
     fn on_ack(&mut self, _now: SimTime, _ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
         AckPath::Normal
     }
@@ -251,6 +259,9 @@ macro_rules! load_balancers {
             #[inline]
             fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
                 match self { $($(#[$attr])* Lb::$variant(b) => b.next_ev(now, rng, stats),)* }
+            }
+            fn header_only_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.header_only_ev(now, rng, stats),)* }
             }
             #[inline]
             fn on_ack(&mut self, now: SimTime, ack: &AckEcho, stats: &mut LbStats) -> AckPath {

@@ -155,6 +155,24 @@ impl LoadBalancer for Mprdma {
         }
     }
 
+    /// MP-RDMA's rule: a header-only packet (the artifact's timeout RTS,
+    /// which MP-RDMA does not have) goes on the pending grant's path without
+    /// spending it, or on a random one when nothing is granted. Spent on a
+    /// header, the grant would be lost: that header's ACK frees no packet's
+    /// worth of window, so it clocks nothing out, and a flow with few live
+    /// paths loses its ACK clock one RTS at a time. The artifact's rule
+    /// sends an RTS like data (uec.cpp `sendRTS` calls `nextEntropy`, which
+    /// reads the kept EV without using it up).
+    fn header_only_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        match (self.rule, self.granted) {
+            (EvRule::Artifact, _) | (EvRule::MpRdma, None) => self.next_ev(now, rng, stats),
+            (EvRule::MpRdma, Some(ev)) => {
+                stats.recycled += 1;
+                ev
+            }
+        }
+    }
+
     /// An unmarked ACK grants its path to the next packet; a per-packet ACK
     /// more than Δ behind snd_ooh came over a slow path and grants nothing.
     fn on_ack(&mut self, _now: SimTime, ack: &AckEcho, _stats: &mut LbStats) -> AckPath {
@@ -171,8 +189,12 @@ impl LoadBalancer for Mprdma {
         self.granted = None;
     }
 
-    fn on_timeout(&mut self, _now: SimTime, _info: TimeoutInfo, _stats: &mut LbStats) {
-        self.granted = None;
+    /// A lost data packet withdraws the pending grant; a lost timeout RTS
+    /// (a header on a random probe path) says nothing about the granted path.
+    fn on_timeout(&mut self, _now: SimTime, info: TimeoutInfo, _stats: &mut LbStats) {
+        if !info.header_only {
+            self.granted = None;
+        }
     }
 }
 
@@ -258,12 +280,7 @@ mod tests {
         m.after_window(10, mtu - 66, mtu); // no room: 66 bytes short of a packet
         let away = m.next_ev(t, &mut rng, &mut st);
         assert!(away != 77 && away != 5, "no room: random, and 5 was not kept");
-        let info = TimeoutInfo {
-            trimming: false,
-            recent_max_rtt: SimTime::ZERO,
-            base_rtt: SimTime::ZERO,
-        };
-        m.on_timeout(t, info, &mut st);
+        m.on_timeout(t, TimeoutInfo::assumed(false), &mut st);
         m.on_ack(t, &echo(6, false), &mut st);
         m.after_window(mtu - 65, 0, mtu); // grew by more than a packet less 66 B
         assert_eq!(m.next_ev(t, &mut rng, &mut st), 6);
@@ -298,6 +315,42 @@ mod tests {
         m.on_nack(t, 5, &mut st);
         assert_ne!(m.next_ev(t, &mut rng, &mut st), 5, "a NACK also moves off");
         assert_eq!((st.explored, st.recycled), (5, 1));
+    }
+
+    /// MP-RDMA's rule with the artifact's timeout RTS: a header-only packet
+    /// rides the pending grant without spending it (the data packet the
+    /// ACK freed room for still gets it), or probes when nothing is
+    /// granted; a timeout that lost only headers keeps the grant, one that
+    /// lost data withdraws it.
+    #[test]
+    fn headers_ride_the_grant_without_spending_it() {
+        let mut rng = Rng::new(2, StreamTag::Flow, 0);
+        let mut st = LbStats::default();
+        let t = SimTime::ZERO;
+        let mut m = Mprdma::new(65536, 0);
+        m.on_ack(t, &echo(77, false), &mut st);
+        assert_eq!(m.header_only_ev(t, &mut rng, &mut st), 77);
+        assert_eq!(m.header_only_ev(t, &mut rng, &mut st), 77, "not spent");
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 77, "the data packet still has it");
+        assert_ne!(m.header_only_ev(t, &mut rng, &mut st), 77, "spent by data: a probe");
+        assert_eq!((st.explored, st.recycled), (1, 3));
+
+        let lost_headers = TimeoutInfo {
+            header_only: true,
+            ..TimeoutInfo::assumed(false)
+        };
+        m.on_ack(t, &echo(9, false), &mut st);
+        m.on_timeout(t, lost_headers, &mut st);
+        assert_eq!(m.next_ev(t, &mut rng, &mut st), 9, "a lost RTS keeps the grant");
+        m.on_ack(t, &echo(9, false), &mut st);
+        m.on_timeout(t, TimeoutInfo::assumed(false), &mut st);
+        assert_ne!(m.next_ev(t, &mut rng, &mut st), 9, "lost data withdraws it");
+
+        // The artifact's rule sends headers like data.
+        let mut a = Mprdma::with_rule(65536, 0, EvRule::Artifact);
+        a.on_ack(t, &echo(5, false), &mut st);
+        a.after_window(0, 4150, 4150);
+        assert_eq!(a.header_only_ev(t, &mut rng, &mut st), 5);
     }
 
     /// MP-RDMA's OOO-aware path selection: with Δ = 4, an ACK of a packet

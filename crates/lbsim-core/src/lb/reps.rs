@@ -471,6 +471,7 @@ mod tests {
             trimming,
             recent_max_rtt: SimTime::from_us(rtt_us),
             base_rtt: SimTime::from_us(10),
+            header_only: false,
         };
         assert!(r.looks_like_failure(&info(16, false)));
         assert!(!r.looks_like_failure(&info(17, false)), "17 us > 16.5 us: congestion");

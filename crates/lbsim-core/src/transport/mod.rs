@@ -207,7 +207,11 @@ impl Flow {
     pub fn next_packet(&mut self, id: u32, now: SimTime) -> (Packet, bool) {
         let (seq, size, rtx) = self.tx.take_next(now);
         self.cc.on_send(now, size);
-        let ev = self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats);
+        let ev = if self.tx.is_rts(seq) {
+            self.lb.header_only_ev(now, &mut self.rng, &mut self.lb_stats) // a lost RTS resent
+        } else {
+            self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats)
+        };
         self.tx.record_ev(seq, ev);
         let pkt = Packet::data(id, seq, self.spec.src, self.spec.dst, size, ev, self.route, now);
         (pkt, rtx)
@@ -371,10 +375,12 @@ impl Flow {
             }
         }
         if !lost.is_empty() {
+            let header = self.tx.header() as u64;
             let info = TimeoutInfo {
                 trimming: p.trimming,
                 recent_max_rtt: self.tx.recent_max_rtt(),
                 base_rtt: self.base_rtt,
+                header_only: lost.iter().all(|&(size, _)| size == header),
             };
             self.lb.on_timeout(now, info, &mut self.lb_stats);
         }

@@ -187,6 +187,11 @@ impl Sender {
         self.timer = timer;
     }
 
+    /// Wire size of a header-only packet (a timeout RTS).
+    pub fn header(&self) -> u32 {
+        self.header
+    }
+
     /// Wire size of a full packet.
     pub fn mtu(&self) -> u32 {
         self.payload + self.header

@@ -10,7 +10,8 @@
 //!   the check), the sender sends an RTS, at most one per RTO (the
 //!   artifact's `_rtt`, which is its fixed RTO);
 //! - the RTS is a header-only control packet on an EV drawn from the load
-//!   balancer like a data packet's, and it takes a sequence number: the
+//!   balancer (`LoadBalancer::header_only_ev`: like a data packet's but
+//!   for MPRDMA's ACK clocking, which keeps its grant for data), and it takes a sequence number: the
 //!   flow is done only once that seq is acknowledged too. The retransmission
 //!   timer covers it like data; lost, it is resent as a header-only data
 //!   packet;
@@ -96,7 +97,7 @@ impl Flow {
     /// packet on an EV of the balancer's choice (artifact `sendRTS`).
     pub fn timeout_rts_packet(&mut self, id: u32, now: SimTime) -> Packet {
         let (seq, size) = self.tx.take_rts(now);
-        let ev = self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats);
+        let ev = self.lb.header_only_ev(now, &mut self.rng, &mut self.lb_stats);
         self.tx.record_ev(seq, ev);
         Packet {
             seq,
