@@ -131,6 +131,7 @@ fn key_value(text: &str) -> Result<(String, String), String> {
 }
 
 fn main() -> ExitCode {
+    quit_quietly_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -151,6 +152,17 @@ fn main() -> ExitCode {
             eprintln!("error: {}", one_line(&msg));
             ExitCode::from(EXIT_USER)
         }
+    }
+}
+
+/// `lbsim-cli run ... | head -1`: when the reader goes away, end the way
+/// Unix tools do (SIGPIPE) instead of panicking in `println!`. The results
+/// are on disk by the time the summary is printed.
+fn quit_quietly_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -107,3 +107,23 @@ fn hardening_errors_come_before_the_run() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("stopped early: no progress"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A reader that goes away (`lbsim-cli bench | head -0`) ends the run the
+/// Unix way, by SIGPIPE, not with a panic and a backtrace.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lbsim-cli"))
+        .args(["bench", "--hosts", "32", "--size", "64KiB", "--lb", "ops"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lbsim-cli runs");
+    drop(child.stdout.take()); // nobody reads
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.signal(), Some(13), "SIGPIPE (13 on Linux): {:?} {err}", o.status);
+}
