@@ -125,5 +125,10 @@ fn a_closed_stdout_is_no_panic() {
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(o.status.signal(), Some(13), "SIGPIPE (13 on Linux): {:?} {err}", o.status);
+    assert_eq!(
+        o.status.signal(),
+        Some(13),
+        "SIGPIPE (13 on Linux): {:?} {err}",
+        o.status
+    );
 }
