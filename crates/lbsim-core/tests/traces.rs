@@ -27,6 +27,14 @@ fn bad_trace_keys_are_named() {
             "cdf = \"websearch\"\nload = 0.5\nduration = \"1ms\"\nsize = \"1MiB\"\n",
             "workload.size",
         ),
+        (
+            "cdf = \"websearch\"\nload = 0.5\nduration = \"1ms\"\npartner_share = 0.9\n",
+            "workload.partner_share",
+        ),
+        (
+            "cdf = \"websearch\"\nload = 0.5\nduration = \"1ms\"\npattern = \"partners\"\npartner_share = 1.5\n",
+            "workload.partner_share",
+        ),
     ] {
         let e = Scenario::from_toml(&format!("{base}{extra}"))
             .and_then(|s| build::build(&s, None).map(|_| ()))

@@ -50,6 +50,13 @@ pub enum TracePattern {
     /// second half (the servers, which send nothing): ConWeave §4.2's testbed, clients under one
     /// leaf and servers under the other (Fig. 18a).
     ClientServer,
+    /// Every host sends; each has one partner under another ToR, receiving from
+    /// it alone (a permutation), and each flow goes to the partner with
+    /// probability `workload.partner_share`, else to a uniformly random other
+    /// host. REPS §4.2 says only "for each node we select randomly the
+    /// receiver"; this is what the REPS artifact's generator does
+    /// (traffic_gen_utils.py `generate_traffic_matrix`, `get_dst`).
+    Partners,
 }
 
 /// The traffic. Keys that do not apply to `kind` are rejected.
@@ -86,9 +93,12 @@ pub struct Workload {
     /// Trace: "host" (default) or "fabric".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_basis: Option<LoadBasis>,
-    /// Trace: "uniform" (default) or "client_server".
+    /// Trace: "uniform" (default), "client_server" or "partners".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<TracePattern>,
+    /// Trace with pattern "partners": the share of flows to the host's partner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_share: Option<f64>,
     /// Flows starting within this time after `start` are left out of the statistics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Time>,
@@ -122,6 +132,7 @@ impl WorkloadKind {
                 "arrivals",
                 "load_basis",
                 "pattern",
+                "partner_share",
                 "warmup",
                 "cooldown",
             ],
@@ -157,7 +168,7 @@ impl Workload {
     }
 
     /// Every optional key, and whether the scenario gives it.
-    fn given_keys(&self) -> [(&'static str, bool); 16] {
+    fn given_keys(&self) -> [(&'static str, bool); 17] {
         let w = self;
         [
             ("size", w.size.is_some()),
@@ -171,6 +182,7 @@ impl Workload {
             ("arrivals", w.arrivals.is_some()),
             ("load_basis", w.load_basis.is_some()),
             ("pattern", w.pattern.is_some()),
+            ("partner_share", w.partner_share.is_some()),
             ("warmup", w.warmup.is_some()),
             ("cooldown", w.cooldown.is_some()),
             ("layout", w.layout.is_some()),

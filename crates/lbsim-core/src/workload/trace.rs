@@ -13,6 +13,8 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug)]
 pub struct TraceParams {
     pub hosts: u32,
+    /// Hosts under one ToR (consecutive numbers), for `TracePattern::Partners`.
+    pub hosts_per_tor: u32,
     /// Each host's link rate.
     pub rate: Rate,
     /// Offered load per host, a fraction of `rate`.
@@ -21,6 +23,77 @@ pub struct TraceParams {
     pub duration: SimTime,
     pub arrivals: Arrivals,
     pub pattern: TracePattern,
+    /// `TracePattern::Partners`: the share of flows to the partner.
+    pub partner_share: f64,
+}
+
+/// The REPS artifact's share of trace flows to a host's partner:
+/// `get_dst` sends a flow elsewhere when `random.randint(0, 100) < 5`, 5 of
+/// its 101 values (traffic_gen_utils.py).
+const ARTIFACT_PARTNER_SHARE: f64 = 96.0 / 101.0;
+
+/// Each host's partner: a permutation in which no host maps to itself nor,
+/// where the tree allows, to a host under its own ToR (hosts `hosts_per_tor`
+/// to a ToR, in order). Senders in random order each take a random receiver
+/// not yet taken from another ToR (the REPS artifact's greedy matching,
+/// traffic_gen_utils.py `generate_traffic_matrix`). Where only receivers
+/// under its own ToR (or itself) are left, the artifact settles for one;
+/// lbsim trades with an earlier sender so that both pairs cross ToRs.
+fn partners(hosts: u32, hosts_per_tor: u32, rng: &mut Rng) -> Vec<u32> {
+    let tor = |h: u32| h / hosts_per_tor.max(1);
+    let mut order: Vec<u32> = (0..hosts).collect();
+    rng.shuffle(&mut order);
+    let mut free: Vec<u32> = (0..hosts).collect();
+    let mut partner = vec![u32::MAX; hosts as usize];
+    for (done, &src) in order.iter().enumerate() {
+        if let Some(d) = take_random(&mut free, rng, |d| tor(d) != tor(src)) {
+            partner[src as usize] = d;
+            continue;
+        }
+        // Left: receivers under src's own ToR, perhaps src itself. Give one
+        // of them to an earlier sender e from another ToR whose receiver
+        // src may take instead.
+        let d = take_random(&mut free, rng, |d| d != src).unwrap_or(src);
+        let earlier = &order[..done];
+        let fits = |e: u32| tor(e) != tor(d) && tor(partner[e as usize]) != tor(src);
+        let k = earlier.iter().filter(|&&e| fits(e)).count();
+        let e = if k > 0 {
+            *earlier
+                .iter()
+                .filter(|&&e| fits(e))
+                .nth(rng.below(k as u64) as usize)
+                .unwrap()
+        } else if d == src {
+            earlier[rng.below(done as u64) as usize] // any trade keeps it a derangement
+        } else {
+            partner[src as usize] = d; // one ToR: nothing crosses
+            continue;
+        };
+        partner[src as usize] = std::mem::replace(&mut partner[e as usize], d);
+    }
+    partner
+}
+
+/// Remove and return a uniformly random element of `free` that is `ok`, if any.
+fn take_random(free: &mut Vec<u32>, rng: &mut Rng, ok: impl Fn(u32) -> bool) -> Option<u32> {
+    // A few blind draws first: almost always one is ok, and the draw stays
+    // uniform over the ok ones; else count them (near the end of the matching).
+    for _ in 0..32 {
+        if free.is_empty() {
+            return None;
+        }
+        let i = rng.below(free.len() as u64) as usize;
+        if ok(free[i]) {
+            return Some(free.swap_remove(i));
+        }
+    }
+    let n = free.iter().filter(|&&d| ok(d)).count();
+    if n == 0 {
+        return None;
+    }
+    let k = rng.below(n as u64) as usize;
+    let i = free.iter().enumerate().filter(|&(_, &d)| ok(d)).nth(k)?.0;
+    Some(free.swap_remove(i))
 }
 
 /// Flows with sizes from `cdf` arriving at every sending host from `start` for
@@ -38,10 +111,20 @@ pub fn trace(cdf: &SizeCdf, p: &TraceParams, seed: u64) -> Vec<FlowSpec> {
         duration,
         arrivals,
         pattern,
+        hosts_per_tor,
+        partner_share,
     } = *p;
     let (senders, servers) = match pattern {
-        TracePattern::Uniform => (hosts, 0),
+        TracePattern::Uniform | TracePattern::Partners => (hosts, 0),
         TracePattern::ClientServer => (hosts / 2, hosts - hosts / 2),
+    };
+    let partner = match pattern {
+        TracePattern::Partners => partners(hosts, hosts_per_tor, &mut Rng::new(seed, StreamTag::Workload, 0)),
+        _ => Vec::new(),
+    };
+    let uniform = |src: u32, rng: &mut Rng| {
+        let d = rng.below(hosts as u64 - 1) as u32;
+        d + u32::from(d >= src)
     };
     let mean_gap_s = cdf.mean() * 8.0 / (load * rate.bps() as f64);
     let end = start + duration;
@@ -68,11 +151,10 @@ pub fn trace(cdf: &SizeCdf, p: &TraceParams, seed: u64) -> Vec<FlowSpec> {
                 break;
             }
             let dst = match pattern {
-                TracePattern::Uniform => {
-                    let d = rng.below(hosts as u64 - 1) as u32;
-                    d + u32::from(d >= src)
-                }
+                TracePattern::Uniform => uniform(src, &mut rng),
                 TracePattern::ClientServer => senders + rng.below(servers as u64) as u32,
+                TracePattern::Partners if rng.unit() < partner_share => partner[src as usize],
+                TracePattern::Partners => uniform(src, &mut rng),
             };
             flows.push(FlowSpec {
                 src,
@@ -133,14 +215,33 @@ pub(super) fn traffic(
         LoadBasis::Host => load,
         LoadBasis::Fabric => load * net.fabric_share,
     };
+    let pattern = w.pattern.unwrap_or(TracePattern::Uniform);
+    let partner_share = match (pattern, w.partner_share) {
+        (TracePattern::Partners, share) => share.unwrap_or(ARTIFACT_PARTNER_SHARE),
+        (_, Some(_)) => {
+            return Err(ScenarioError::new(
+                "workload.partner_share",
+                "applies only to workload.pattern = \"partners\"",
+            ))
+        }
+        (_, None) => 0.0,
+    };
+    if !(0.0..=1.0).contains(&partner_share) {
+        return Err(ScenarioError::new(
+            "workload.partner_share",
+            format!("must be in [0, 1], got {partner_share}"),
+        ));
+    }
     let p = TraceParams {
         hosts: net.hosts,
+        hosts_per_tor: net.hosts_per_tor,
         rate: net.host_rate,
         load: host_load,
         start,
         duration,
         arrivals,
-        pattern: w.pattern.unwrap_or(TracePattern::Uniform),
+        pattern,
+        partner_share,
     };
     let mut t = Traffic::plain(trace(&cdf, &p, seed));
     t.measure_until = w.cooldown.as_ref().map(|c| start + duration + c.value);
@@ -172,6 +273,8 @@ mod tests {
                     duration: window,
                     arrivals,
                     pattern: TracePattern::Uniform,
+                    hosts_per_tor: 8,
+                    partner_share: 0.0,
                 };
                 let flows = trace(&cdf, &p, 3);
                 let bytes: u64 = flows.iter().map(|f| f.size).sum();
@@ -192,11 +295,78 @@ mod tests {
             duration: SimTime::from_us(100),
             arrivals: Arrivals::Poisson,
             pattern: TracePattern::Uniform,
+            hosts_per_tor: 8,
+            partner_share: 0.0,
         };
         let gen = || trace(&cdf, &p, 1);
         let a = gen();
         assert_eq!(a, gen(), "same seed, same trace");
         assert!(a.windows(2).all(|w| w[0].start <= w[1].start));
+    }
+
+    /// The REPS artifact's pairing: a permutation with no host paired with
+    /// itself nor, where the tree allows, with a host under its own ToR (16
+    /// ToRs of 8; 2 ToRs of 8: a perfect matching across; 1 ToR: a derangement).
+    #[test]
+    fn partners_are_a_permutation_across_tors() {
+        for (hosts, per_tor) in [(128, 8), (16, 8), (8, 8), (2, 2), (1024, 32)] {
+            for seed in 0..20 {
+                let p = partners(hosts, per_tor, &mut Rng::new(seed, StreamTag::Workload, 0));
+                let mut seen = vec![false; hosts as usize];
+                for (src, &dst) in p.iter().enumerate() {
+                    assert!(
+                        dst < hosts && dst != src as u32 && !seen[dst as usize],
+                        "{hosts} {seed}: {p:?}"
+                    );
+                    seen[dst as usize] = true;
+                    if hosts > per_tor {
+                        assert_ne!(dst / per_tor, src as u32 / per_tor, "{hosts} {seed}: {src} -> {dst}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pattern "partners": each flow goes to its host's partner with the
+    /// given share (within 5 standard deviations), the others anywhere
+    /// else; so receivers are about as loaded as their partner's sender,
+    /// not hit by chance as under "uniform".
+    #[test]
+    fn partner_flows_follow_the_share() {
+        let cdf = SizeCdf::builtin("websearch").unwrap();
+        let mut p = TraceParams {
+            hosts: 128,
+            hosts_per_tor: 8,
+            rate: Rate::gbps(400),
+            load: 0.8,
+            start: SimTime::ZERO,
+            duration: SimTime::from_us(5_000),
+            arrivals: Arrivals::Deterministic,
+            pattern: TracePattern::Partners,
+            partner_share: ARTIFACT_PARTNER_SHARE,
+        };
+        let flows = trace(&cdf, &p, 42);
+        let pair = partners(128, 8, &mut Rng::new(42, StreamTag::Workload, 0));
+        let n = flows.len() as f64;
+        let to_partner = flows.iter().filter(|f| f.dst == pair[f.src as usize]).count() as f64;
+        let q = ARTIFACT_PARTNER_SHARE;
+        // A stray flow may still land on the partner (1 in 127).
+        let expect = q + (1.0 - q) / 127.0;
+        let sd = (n * expect * (1.0 - expect)).sqrt();
+        assert!((to_partner - n * expect).abs() < 5.0 * sd, "{to_partner} of {n}");
+        assert!(flows.iter().all(|f| f.src != f.dst));
+        let max_over_mean = |flows: &[FlowSpec]| {
+            let mut bytes = vec![0u64; 128];
+            flows.iter().for_each(|f| bytes[f.dst as usize] += f.size);
+            *bytes.iter().max().unwrap() as f64 / (bytes.iter().sum::<u64>() as f64 / 128.0)
+        };
+        let partnered = max_over_mean(&flows);
+        p.pattern = TracePattern::Uniform;
+        let uniform = max_over_mean(&trace(&cdf, &p, 42));
+        assert!(
+            partnered < uniform,
+            "busiest receiver: partners {partnered}, uniform {uniform}"
+        );
     }
 
     /// ConWeave's testbed pattern: only the first half sends, every flow to the second half, each
@@ -212,6 +382,8 @@ mod tests {
             duration: window,
             arrivals: Arrivals::Poisson,
             pattern: TracePattern::ClientServer,
+            hosts_per_tor: 8,
+            partner_share: 0.0,
         };
         let flows = trace(&SizeCdf::builtin("solar2022").unwrap(), &p, 7);
         assert!(flows.iter().all(|f| f.src < 8 && (8..16).contains(&f.dst)));
