@@ -72,7 +72,8 @@ class Figure:
 
 
 #: How "grouped" figures label a summary metric other than a completion time.
-_METRIC_LABELS = {"mean_slowdown": ("Average FCT slowdown", ""), "p99_slowdown": ("p99 FCT slowdown", "")}
+_METRIC_LABELS = {"mean_slowdown": ("Average FCT slowdown", ""), "p99_slowdown": ("p99 FCT slowdown", ""),
+                  "mean_fct_us": ("Mean FCT", "µs"), "collective_us": ("Collective completion time", "µs")}
 
 
 def _lbs(*names: str) -> dict[str, Overrides]:
@@ -224,6 +225,22 @@ _COLLECTIVES: dict[str, Overrides] = {
 _ARCANE_LBS = ("ecmp", "ops", "arcane", "reps")
 #: A 128-host 3-tier tree (radix 8) and 1 MiB messages.
 _ARCANE_QUICK: dict[str, Any] = {"topology.hosts": 128, "topology.radix": 8, "workload.size": "1MiB"}
+#: 8 ToRs of 16 hosts with 2 uplinks each: ARCANE Fig. 3's 8:1 at 128 hosts.
+_ARCANE_QUICK_8TO1: dict[str, Any] = {**_ARCANE_QUICK, "topology.tiers": 2, "topology.radix": 16,
+                                      "topology.hosts_per_tor": 16, "topology.uplinks_per_tor": 2}
+#: ARCANE §3.0.1: FASTFLOW's Wait-To-Decrease off and on (on in every ARCANE §4 run); the
+#: variants are "<setting>/<lb>".
+_WTD: dict[str, Overrides] = {"WTD_off": {"cc.wait_to_decrease": False}, "WTD_on": {"cc.wait_to_decrease": True}}
+
+
+def _wtd_variants() -> dict[str, Overrides]:
+    return {f"{w}/{lb}": {**o, "lb.kind": lb} for w, o in _WTD.items() for lb in _ARCANE_LBS}
+
+
+def _fig07_variants() -> dict[str, Overrides]:
+    """REPS Fig. 7: every failure mode under every load balancer, variants "<mode>/<lb>"."""
+    return {f"{mode}/{lb}": {"lb.kind": lb, "failures": spec} for mode, spec in _FIG07_MODES.items() for lb in _ALL_LBS}
+
 #: FaCa Figs. 6-7: seeds (each an ECMP hash draw) and the balancers compared.
 _FACA_SEEDS = tuple(range(1, 11))
 _FACA_CLOS_LBS = ("ecmp", "wcmp", "plb", "faca")
@@ -263,15 +280,34 @@ FIGURES: dict[str, Figure] = {
     ),
     "reps-fig07": Figure(
         "reps/fig07_failure_modes.toml",
-        {
-            f"{mode}/{lb}": {"lb.kind": lb, "failures": spec}
-            for mode, spec in _FIG07_MODES.items()
-            for lb in _ALL_LBS
-        },
+        _fig07_variants(),
         "grouped",
         "Total failures: REPS far ahead of OPS and every other scheme; random drops do not hurt REPS.",
         baseline=None,
         y_log=True,
+    ),
+    "reps-fig07-ring": Figure(
+        "reps/fig07_ring_allreduce.toml",
+        _fig07_variants(),
+        "grouped",
+        "Fig. 7's ring-AllReduce panel: the same failure modes; total failures REPS far ahead of OPS "
+        "and the others, random drops do not hurt REPS (no numbers given).",
+        metric="collective_us",
+        baseline=None,
+        y_log=True,
+        # 512 KiB per ring step: still over one BDP (about 400 KiB), so REPS leaves exploration.
+        quick={"workload.size": "16MiB"},
+    ),
+    "reps-fig07-trace": Figure(
+        "reps/fig07_websearch.toml",
+        _fig07_variants(),
+        "grouped",
+        "Fig. 7's trace panel (WebSearch at 100 % load, mean FCT): the same failure modes; total failures "
+        "REPS far ahead of OPS and the others, random drops do not hurt REPS (no numbers given).",
+        metric="mean_fct_us",
+        baseline=None,
+        y_log=True,
+        quick={"workload.duration": "300us"},
     ),
     "reps-fig08": Figure(
         "reps/fig08_extreme_failures.toml",
@@ -538,9 +574,7 @@ FIGURES: dict[str, Figure] = {
         "distributions",
         "8:1 oversubscribed: ARCANE about 10 % faster than spraying; ECMP 1.5x slower with low RTTs "
         "(the CC backs off on collisions); ARCANE's RTTs closer to the target, less spread.",
-        # 8 ToRs of 16 hosts with 2 uplinks each.
-        quick={**_ARCANE_QUICK, "topology.tiers": 2, "topology.radix": 16, "topology.hosts_per_tor": 16,
-               "topology.uplinks_per_tor": 2},
+        quick=_ARCANE_QUICK_8TO1,
     ),
     "arcane-fig04": Figure(
         "arcane/fig04_agg_core_failures.toml",
@@ -549,6 +583,24 @@ FIGURES: dict[str, Figure] = {
         "Aggregation-core links failed: ARCANE 50 % ahead of spraying; some ECMP flows never finish.",
         # One of the 128 aggregation-core cables (the full scale fails 8 of 1024).
         quick={**_ARCANE_QUICK, "failures": [{"links": "agg_uplinks", "count": 1, "direction": "both"}]},
+    ),
+    "arcane-wtd": Figure(
+        "arcane/fig02_permutation_4mib.toml",
+        _wtd_variants(),
+        "grouped",
+        "ARCANE §3.0.1: Wait-To-Decrease \"significantly improves\" the FCT of permutations on the "
+        "1024-node non-oversubscribed fat tree (its Fig. 1; no number in the text).",
+        baseline=None,
+        quick=_ARCANE_QUICK,
+    ),
+    "arcane-wtd-8to1": Figure(
+        "arcane/fig03_oversubscribed_8to1.toml",
+        _wtd_variants(),
+        "grouped",
+        "Not a paper figure: Wait-To-Decrease off and on on ARCANE Fig. 3's 8:1 tree, where every "
+        "ToR uplink is a bottleneck (the paper shows WTD on the non-oversubscribed tree only).",
+        baseline=None,
+        quick=_ARCANE_QUICK_8TO1,
     ),
     "reps-fig15": Figure(
         "reps/fig15_forced_freezing.toml",

@@ -131,3 +131,33 @@ def test_conweave_fig19_testbed_setting(tmp_path: Path) -> None:
     r = load_run(d / "0.8_conweave")
     assert (r.flows["src"] < 8).all() and (r.flows["dst"] >= 8).all()
     assert json.loads((d / "0.5_conweave" / "summary.json").read_text())["reordered_arrivals"] == 0
+
+
+def test_arcane_wtd_holds_back_cuts_without_slowing_anyone(tmp_path: Path) -> None:
+    """ARCANE §3.0.1: with Wait-To-Decrease isolated ECN marks do not cut the window, so
+    windows stay larger and every scheme's packets meet more marks; no scheme is slower
+    for it by more than 2 %, and ARCANE stays ahead of spraying, far ahead of ECMP."""
+    import json
+
+    d = reproduce("arcane-wtd", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None, quick=True)
+    t = pd.read_csv(d / "summary.csv").set_index("variant")["max_fct_us"]
+    for lb in ("ecmp", "ops", "arcane", "reps"):
+        marks = {w: json.loads((d / f"WTD_{w}_{lb}" / "summary.json").read_text())["ecn_marks"] for w in ("off", "on")}
+        assert marks["on"] > marks["off"], lb
+        assert t[f"WTD_on/{lb}"] < 1.02 * t[f"WTD_off/{lb}"], lb
+    for w in ("off", "on"):
+        assert t[f"WTD_{w}/arcane"] < t[f"WTD_{w}/ops"] < 0.5 * t[f"WTD_{w}/ecmp"], w
+
+
+def test_reps_fig07_ring_total_failures(tmp_path: Path) -> None:
+    """REPS §4.3.3, Fig. 7's ring-AllReduce panel: with a cable or a spine down REPS
+    finishes the ring far before OPS, ECMP waits for routing to converge (10 ms), and
+    random drops cost REPS no more than OPS."""
+    d = reproduce("reps-fig07-ring", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None,
+                  quick=True)
+    t = pd.read_csv(d / "summary.csv").set_index("variant")["collective_us"]
+    for mode in ("cable", "switch"):
+        assert t[f"{mode}/reps"] < 0.6 * t[f"{mode}/ops"], mode
+        assert t[f"{mode}/ecmp"] > 10_000, mode
+    for mode in ("loss_1pct", "every_10th"):
+        assert t[f"{mode}/reps"] < 1.1 * t[f"{mode}/ops"], mode

@@ -62,7 +62,7 @@ def grouped_bars(
             for x in marks:
                 ax.annotate("×", (x, 0), xycoords=("data", "axes fraction"), ha="center", va="bottom",
                             fontsize=8, color=style.color(lb))
-        ax.set_xticks(range(len(groups)), [g.replace("_", " ").capitalize() for g in groups])
+        ax.set_xticks(range(len(groups)), [(g[:1].upper() + g[1:]).replace("_", " ") for g in groups])
         if baseline is None:
             ax.set_ylabel(f"{what} ({unit})" if unit else what)
         else:
