@@ -295,8 +295,9 @@ FIGURES: dict[str, Figure] = {
         metric="collective_us",
         baseline=None,
         y_log=True,
-        # 512 KiB per ring step: still over one BDP (about 400 KiB), so REPS leaves exploration.
-        quick={"workload.size": "16MiB"},
+        # 16 hosts (4 ToRs, 4 spines) and 512 KiB per ring step: still over one BDP (about
+        # 400 KiB), so REPS leaves exploration.
+        quick={"topology.hosts": 16, "workload.size": "8MiB"},
     ),
     "reps-fig07-trace": Figure(
         "reps/fig07_websearch.toml",
@@ -307,7 +308,8 @@ FIGURES: dict[str, Figure] = {
         metric="mean_fct_us",
         baseline=None,
         y_log=True,
-        quick={"workload.duration": "300us"},
+        # 16 hosts (4 ToRs, 4 spines), 300 us of arrivals.
+        quick={"topology.hosts": 16, "workload.duration": "300us"},
     ),
     "reps-fig08": Figure(
         "reps/fig08_extreme_failures.toml",
