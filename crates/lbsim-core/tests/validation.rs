@@ -13,7 +13,7 @@ const ANCHORS: &[(&str, &str, f64, f64, u64, u64)] = &[
     ("permutation_8mib", "ecmp", 341.535, 629.106, 5012, 0),
     ("permutation_8mib", "ops", 186.193, 197.095, 22, 0),
     ("permutation_8mib", "reps", 183.284, 185.010, 0, 0),
-    ("permutation_8mib_dead_uplink", "ops", 286.154, 2387.394, 2078, 0),
+    ("permutation_8mib_dead_uplink", "ops", 285.624, 2294.970, 2078, 0),
     ("permutation_8mib_dead_uplink", "reps", 183.529, 189.697, 117, 7),
 ];
 

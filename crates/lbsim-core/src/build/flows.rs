@@ -12,7 +12,7 @@ use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
 use crate::net::{Network, PolicySite};
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{CcKind, FctEnd, LbKind, Scenario, ScenarioError, TransportKind};
+use crate::scenario::{CcKind, FctEnd, LbKind, RtxOrder, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
 use crate::transport::{packetize, Flow, FlowSpec, RdmaTimer, Recovery};
 use crate::workload::Traffic;
@@ -254,6 +254,7 @@ pub fn create(
             if let Some(delta) = plan.ooo_limit {
                 f.tx.set_ooo_limit(delta);
             }
+            f.tx.set_rtx_by_seq(s.transport.rtx_order == RtxOrder::Seq);
             if let Some(r) = parts.rdma {
                 f.tx.set_rdma(r.recovery, r.timer);
                 if let Some(window) = r.window {

@@ -44,6 +44,17 @@ pub enum RttSamples {
     Outstanding,
 }
 
+/// In which order a sender resends the packets it declared lost (`transport.rtx_order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtxOrder {
+    /// In the order the losses were found (timer, NACK).
+    Loss,
+    /// Lowest sequence number first (the REPS artifact: uec.cpp `_rtx_queue`
+    /// is a map by PSN and `retransmit` takes its first entry).
+    Seq,
+}
+
 impl TransportKind {
     /// An RDMA transport (cumulative ACKs, `[transport.rdma]`).
     pub fn is_rdma(self) -> bool {
@@ -73,6 +84,8 @@ pub struct Transport {
     /// request-to-send that takes a sequence number (the REPS artifact's
     /// sender-CC RTS, `transport::timeout_rts`); "sack" with a window CC only.
     pub timeout_rts: bool,
+    /// Which lost packet goes first: "loss" (as found) or "seq" (lowest first).
+    pub rtx_order: RtxOrder,
     /// The RDMA transports' settings (`kind` = "gbn" or "irn").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaTransport>,

@@ -89,6 +89,8 @@ pub struct Sender {
     /// `una` + `ooo_limit` as last computed: new packets below it may go.
     send_limit: u32,
     pub(super) rtx: VecDeque<u32>,
+    /// `rtx` is kept in sequence order (`transport.rtx_order = "seq"`), else in loss order.
+    rtx_by_seq: bool,
     /// One bit per acknowledged packet, kept only once cumulative SACKs
     /// arrive (`on_sack` reads a whole bitmap's news from it at once).
     acked_bits: Vec<u64>,
@@ -145,6 +147,7 @@ impl Sender {
             ooo_limit: u32::MAX,
             send_limit: u32::MAX,
             rtx: VecDeque::new(),
+            rtx_by_seq: false,
             acked_bits: Vec::new(),
             send_log: VecDeque::new(),
             inflight: 0,
@@ -256,6 +259,22 @@ impl Sender {
         }
         self.send_limit = self.una.saturating_add(self.ooo_limit);
         self.next_new < self.send_limit
+    }
+
+    /// Resend lost packets lowest sequence number first (`transport.rtx_order = "seq"`).
+    pub fn set_rtx_by_seq(&mut self, on: bool) {
+        self.rtx_by_seq = on;
+    }
+
+    /// Queue lost packet `seq` for retransmission, in loss or sequence order.
+    fn queue_rtx(&mut self, seq: u32) {
+        if self.rtx_by_seq {
+            // Entries acknowledged meanwhile may linger; the order among the rest holds.
+            let at = self.rtx.partition_point(|&s| s < seq);
+            self.rtx.insert(at, seq);
+        } else {
+            self.rtx.push_back(seq);
+        }
     }
 
     /// MP-RDMA's Δ: no new packet at or beyond snd_una + Δ.
@@ -416,7 +435,7 @@ impl Sender {
         let size = self.wire_size(seq) as u64;
         self.inflight -= size;
         self.state[seq as usize] = PktState::Lost;
-        self.rtx.push_back(seq);
+        self.queue_rtx(seq);
         self.nacks += 1;
         Some(size)
     }
@@ -439,7 +458,7 @@ impl Sender {
             let size = self.wire_size(seq) as u64;
             self.inflight -= size;
             self.state[seq as usize] = PktState::Lost;
-            self.rtx.push_back(seq);
+            self.queue_rtx(seq);
             self.timeouts += 1;
             lost.push((size, self.sent_ev[seq as usize]));
         }
@@ -501,7 +520,7 @@ impl Sender {
         self.inflight -= self.wire_size(seq) as u64;
         self.state[seq as usize] = PktState::Lost;
         if queue {
-            self.rtx.push_back(seq);
+            self.queue_rtx(seq);
         }
         true
     }
@@ -566,6 +585,37 @@ mod tests {
         let mut s = Sender::new(npkts as u64 * 4032 - 100, npkts, 4096, 64);
         s.active = true;
         s
+    }
+
+    /// `transport.rtx_order`: packets lost in the order 5, 2, 7 (a packet
+    /// acknowledged while queued, 4, is skipped) are resent 5, 2, 7 in loss
+    /// order and 2, 5, 7 in sequence order (the REPS artifact's).
+    #[test]
+    fn retransmission_order_is_loss_or_sequence() {
+        for (by_seq, expect) in [(false, [5, 2, 7]), (true, [2, 5, 7])] {
+            let mut s = sender(9);
+            s.set_rtx_by_seq(by_seq);
+            for i in 0..8 {
+                s.take_next(SimTime::from_us(i));
+            }
+            for seq in [5, 4, 2, 7] {
+                s.on_nack(seq);
+            }
+            s.on_ack(4);
+            let resent: Vec<u32> = (0..3)
+                .map(|i| s.take_next(SimTime::from_us(10 + i)))
+                .map(|(q, _, rtx)| {
+                    assert!(rtx);
+                    q
+                })
+                .collect();
+            assert_eq!(resent, expect, "by seq: {by_seq}");
+            assert_eq!(
+                s.take_next(SimTime::from_us(20)),
+                (8, s.wire_size(8), false),
+                "then new data"
+            );
+        }
     }
 
     /// Exact packet sequences: a NACKed packet goes next; a timer declares
