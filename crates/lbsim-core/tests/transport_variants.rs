@@ -458,3 +458,48 @@ fn bad_keys_are_named() {
         assert_eq!(e.key, key, "{toml}: {e}");
     }
 }
+
+// ---- pair state ------------------------------------------------------------
+
+/// `transport.resume_pair_state` (the REPS artifact's connection mapping):
+/// a pair's second flow, starting after its first finished, takes up the
+/// first one's REPS state: its first window sends the 8 EVs the first flow's
+/// last ACKs cached (REPS's buffer) before drawing random ones, so it
+/// explores exactly 8 fewer than the same flow started afresh. The pair's
+/// first flow and a flow of another pair are untouched.
+#[test]
+fn a_pairs_next_flow_resumes_its_last_flows_state() {
+    let dir = std::env::temp_dir().join(format!("lbsim-pair-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("two.csv"),
+        "src,dst,size_bytes,start_us\n0,127,1048576,0\n0,127,1048576,200\n1,126,1048576,200\n",
+    )
+    .unwrap();
+    let run = |resume: bool| {
+        let s = with(&format!(
+            "[lb]\nkind = \"reps\"\n[transport]\nresume_pair_state = {resume}\n\
+             [workload]\nkind = \"flows\"\nfile = \"two.csv\"\n"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        assert!(out.flows.iter().all(|f| f.finished));
+        assert!(
+            out.flows[0].sender_finish_us < 200.0,
+            "the first flow is done before the second starts"
+        );
+        out.flows.iter().map(|f| f.explored_evs).collect::<Vec<_>>()
+    };
+    let (fresh, resumed) = (run(false), run(true));
+    assert!(fresh[0] > 50, "a fresh REPS flow explores its first window: {fresh:?}");
+    assert_eq!(resumed[0], fresh[0], "the pair's first flow starts afresh");
+    assert!(
+        fresh[1] > 50,
+        "a fresh second flow explores its first window too: {fresh:?}"
+    );
+    assert_eq!(
+        fresh[1] - resumed[1],
+        8,
+        "resumed, it recycles the 8 cached EVs: {resumed:?} {fresh:?}"
+    );
+    assert_eq!(resumed[2], fresh[2], "another pair is untouched");
+}

@@ -79,6 +79,10 @@ impl CongestionControl for DctcpVariant {
         Some(self.cwnd)
     }
 
+    fn set_window(&mut self, bytes: u64) {
+        self.cwnd = bytes.max(self.mtu);
+    }
+
     #[inline]
     fn on_ack(&mut self, a: &AckSignal) {
         if a.acked > 0 {

@@ -93,6 +93,9 @@ pub trait CongestionControl {
     fn window(&self) -> Option<u64> {
         None
     }
+    /// Start from this window (bytes): a pair's next flow resuming its last
+    /// one's (`transport.resume_pair_state`). Window-based algorithms only.
+    fn set_window(&mut self, _bytes: u64) {}
 }
 
 /// A grant a receiver-side agent sends to a flow's sender (EQDS: a credit).
@@ -204,6 +207,9 @@ macro_rules! congestion_controls {
             #[inline]
             fn window(&self) -> Option<u64> {
                 match self { $($(#[$attr])* Cc::$variant(c) => c.window(),)* }
+            }
+            fn set_window(&mut self, bytes: u64) {
+                match self { $($(#[$attr])* Cc::$variant(c) => c.set_window(bytes),)* }
             }
         }
     };

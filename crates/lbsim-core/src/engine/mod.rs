@@ -15,6 +15,7 @@ mod failures;
 mod hosts;
 mod invariants;
 mod links;
+mod pair_state;
 pub mod pfc;
 mod progress_guard;
 mod receiving;
@@ -127,6 +128,8 @@ pub struct Simulation {
     receiver_cc: Option<Box<dyn ReceiverCc>>,
     /// A load balancer's agent in the hosts (FaCa's prober), if the run has one.
     lb_agent: Option<Box<dyn HostAgent>>,
+    /// `transport.resume_pair_state`: what each pair's last finished flow left.
+    pair_memory: Option<pair_state::PairMemory>,
     /// What it asked for, reused between calls.
     agent_out: AgentOut,
     lost_scratch: Vec<(u64, u16)>,
@@ -154,6 +157,7 @@ fn queue_head(p: &Port) -> Option<&(crate::packet::PacketId, u32)> {
 
 impl Simulation {
     pub fn new(net: Network, flows: Vec<Flow>, params: SimParams) -> Self {
+        let pair_memory = params.transport.resume_pair_state.then(pair_state::PairMemory::default);
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             if f.waiting_on == 0 {
@@ -177,6 +181,7 @@ impl Simulation {
             observer: None,
             receiver_cc: None,
             lb_agent: None,
+            pair_memory,
             agent_out: AgentOut::default(),
             lost_scratch: Vec::new(),
             policy_out: PolicyOut::default(),

@@ -15,6 +15,9 @@ impl Simulation {
         let f = &mut self.flows[flow as usize];
         f.start();
         f.started_at = self.now;
+        if let Some(memory) = &self.pair_memory {
+            memory.resume(f);
+        }
         // A balancer with a host agent (FaCa) pins the flow's EV now; one branch when there is none.
         if let Some(agent) = &mut self.lb_agent {
             let s = &f.spec;
@@ -35,8 +38,7 @@ impl Simulation {
             obs.rtt_sample(ack.flow, now, now - ack.sent_at);
         }
         if f.on_ack(&ack, now, &self.params.transport) {
-            f.finish_sender(now);
-            self.senders_done += 1;
+            self.sender_finished(ack.flow);
             return;
         }
         self.make_ready(ack.flow);
@@ -48,11 +50,21 @@ impl Simulation {
             return;
         }
         if f.on_nack(&nack, self.now) {
-            f.finish_sender(self.now);
-            self.senders_done += 1;
+            self.sender_finished(nack.flow);
             return;
         }
         self.make_ready(nack.flow);
+    }
+
+    /// Every packet of `flow` is acknowledged: free its state, and leave
+    /// its balancer and window to its pair's next flow if asked to.
+    fn sender_finished(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if let Some(memory) = &mut self.pair_memory {
+            memory.save(f);
+        }
+        f.finish_sender(self.now);
+        self.senders_done += 1;
     }
 
     /// A rate-paced flow's next packet may leave.

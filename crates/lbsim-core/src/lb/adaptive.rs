@@ -12,6 +12,7 @@ use crate::scenario::registry::{check_params, parse_params, NoParams};
 use crate::scenario::ScenarioError;
 use crate::time::SimTime;
 
+#[derive(Clone)]
 pub struct Adaptive;
 
 impl LoadBalancer for Adaptive {

@@ -243,6 +243,7 @@ pub struct LbEntry {
 macro_rules! load_balancers {
     ($($(#[$attr:meta])* $variant:ident($ty:ty): $module:ident),* $(,)?) => {
         /// A flow's load balancer: one variant per registered balancer.
+        #[derive(Clone)]
         pub enum Lb { $($(#[$attr])* $variant($ty),)* }
 
         /// Every load balancer lbsim has, in the order plots list them.
@@ -330,6 +331,7 @@ pub(crate) mod tests {
     }
 
     /// The host side: any constant EV (the switches ignore it).
+    #[derive(Clone)]
     pub struct RoundRobinHost;
 
     impl LoadBalancer for RoundRobinHost {

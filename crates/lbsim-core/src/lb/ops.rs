@@ -7,6 +7,7 @@ use crate::scenario::registry::{check_params, parse_params, NoParams};
 use crate::scenario::ScenarioError;
 use crate::time::SimTime;
 
+#[derive(Clone)]
 pub struct Ops {
     entropy_space: u32,
 }

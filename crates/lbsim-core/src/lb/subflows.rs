@@ -44,6 +44,7 @@ impl Params for SubflowsParams {
     }
 }
 
+#[derive(Clone)]
 pub struct Subflows {
     evs: Vec<u16>,
     next: usize,

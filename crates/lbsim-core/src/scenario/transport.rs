@@ -86,6 +86,10 @@ pub struct Transport {
     pub timeout_rts: bool,
     /// Which lost packet goes first: "loss" (as found) or "seq" (lowest first).
     pub rtx_order: RtxOrder,
+    /// A flow starts with the balancer state and window the last finished
+    /// flow of its host pair ended with (the REPS artifact's connection
+    /// mapping, `engine::pair_state`); false: every flow starts afresh.
+    pub resume_pair_state: bool,
     /// The RDMA transports' settings (`kind` = "gbn" or "irn").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma: Option<RdmaTransport>,

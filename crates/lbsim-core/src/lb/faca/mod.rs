@@ -94,6 +94,7 @@ impl Params for FacaParams {
 /// A FaCa flow's balancer: one EV for the whole flow, as ECMP, but the
 /// host's agent pins it when the flow starts. The random EV it is built
 /// with is what a flow keeps when no probe has come back yet.
+#[derive(Clone)]
 pub struct Faca {
     ev: u16,
 }
