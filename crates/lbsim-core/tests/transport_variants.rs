@@ -12,16 +12,17 @@ fn with(extra: &str) -> Scenario {
     scenario(&format!("{TREE}{extra}"))
 }
 
-/// A directory holding a one-line flow list: `size` bytes from host 0 to host 127.
-fn lone_flow(name: &str, size: u64) -> PathBuf {
+/// A directory holding `file`, a flow list with `rows` (src,dst,size_bytes,start_us).
+fn flow_list(name: &str, file: &str, rows: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lbsim-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("one.csv"),
-        format!("src,dst,size_bytes,start_us\n0,127,{size},0\n"),
-    )
-    .unwrap();
+    std::fs::write(dir.join(file), format!("src,dst,size_bytes,start_us\n{rows}")).unwrap();
     dir
+}
+
+/// A directory holding a one-line flow list: `size` bytes from host 0 to host 127.
+fn lone_flow(name: &str, size: u64) -> PathBuf {
+    flow_list(name, "one.csv", &format!("0,127,{size},0\n"))
 }
 
 /// Bytes a message puts on the wire: its payload plus one header per packet.
@@ -469,13 +470,11 @@ fn bad_keys_are_named() {
 /// first flow and a flow of another pair are untouched.
 #[test]
 fn a_pairs_next_flow_resumes_its_last_flows_state() {
-    let dir = std::env::temp_dir().join(format!("lbsim-pair-state-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("two.csv"),
-        "src,dst,size_bytes,start_us\n0,127,1048576,0\n0,127,1048576,200\n1,126,1048576,200\n",
-    )
-    .unwrap();
+    let dir = flow_list(
+        "pair-state",
+        "two.csv",
+        "0,127,1048576,0\n0,127,1048576,200\n1,126,1048576,200\n",
+    );
     let run = |resume: bool| {
         let s = with(&format!(
             "[lb]\nkind = \"reps\"\n[transport]\nresume_pair_state = {resume}\n\
