@@ -189,8 +189,10 @@ impl LoadBalancer for Mprdma {
         self.granted = None;
     }
 
-    /// A lost data packet withdraws the pending grant; a lost timeout RTS
-    /// (a header on a random probe path) says nothing about the granted path.
+    /// A lost data packet withdraws the pending grant. A lost timeout RTS
+    /// does not: the grant belongs to the data packet its ACK freed room
+    /// for, whose own fate decides (else a run of lost RTSs keeps taking
+    /// grants from a flow with few live paths).
     fn on_timeout(&mut self, _now: SimTime, info: TimeoutInfo, _stats: &mut LbStats) {
         if !info.header_only {
             self.granted = None;
