@@ -166,7 +166,9 @@ def test_reps_fig07_ring_total_failures(tmp_path: Path) -> None:
 
 def test_reps_fig07_trace_total_failures(tmp_path: Path) -> None:
     """REPS §4.3.3, Fig. 7's trace panel: with a cable or a spine down REPS's mean FCT is
-    far below OPS's and ECMP's, and random drops do not hurt REPS against OPS."""
+    far below OPS's and ECMP's, and random drops do not hurt REPS against OPS on the quick
+    16-host tree (the full panel, with the pair state, has REPS 44 % behind OPS with 1 % loss:
+    docs/reproductions/reps-fig07.md)."""
     d = reproduce("reps-fig07-trace", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None,
                   quick=True)
     t = pd.read_csv(d / "summary.csv").set_index("variant")["mean_fct_us"]
