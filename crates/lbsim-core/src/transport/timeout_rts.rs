@@ -11,8 +11,9 @@
 //!   artifact's `_rtt`, which is its fixed RTO);
 //! - the RTS is a header-only control packet on an EV drawn from the load
 //!   balancer (`LoadBalancer::header_only_ev`: like a data packet's but
-//!   for MPRDMA's ACK clocking, which keeps its grant for data), and it takes a sequence number: the
-//!   flow is done only once that seq is acknowledged too. The retransmission
+//!   for MPRDMA's ACK clocking, which keeps its grant for data), and it
+//!   takes a sequence number: the flow is done only once that seq is
+//!   acknowledged too. The retransmission
 //!   timer covers it like data; lost, it is resent as a header-only data
 //!   packet;
 //! - the receiver acknowledges it at once, echoing its EV (so REPS may
