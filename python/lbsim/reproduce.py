@@ -237,9 +237,11 @@ def _wtd_variants() -> dict[str, Overrides]:
     return {f"{w}/{lb}": {**o, "lb.kind": lb} for w, o in _WTD.items() for lb in _ARCANE_LBS}
 
 
-def _fig07_variants() -> dict[str, Overrides]:
-    """REPS Fig. 7: every failure mode under every load balancer, variants "<mode>/<lb>"."""
-    return {f"{mode}/{lb}": {"lb.kind": lb, "failures": spec} for mode, spec in _FIG07_MODES.items() for lb in _ALL_LBS}
+def _fig07_panel(scenario: str, claim: str, **kw: Any) -> Figure:
+    """A panel of REPS Fig. 7: every failure mode under every load balancer (variants
+    "<mode>/<lb>"), grouped by mode on a log scale."""
+    variants = {f"{mode}/{lb}": {"lb.kind": lb, "failures": spec} for mode, spec in _FIG07_MODES.items() for lb in _ALL_LBS}
+    return Figure(scenario, variants, "grouped", claim, baseline=None, y_log=True, **kw)
 
 #: FaCa Figs. 6-7: seeds (each an ECMP hash draw) and the balancers compared.
 _FACA_SEEDS = tuple(range(1, 11))
@@ -278,36 +280,24 @@ FIGURES: dict[str, Figure] = {
         "timeseries",
         "REPS > 35 % faster than OPS and 2.5x fewer drops.",
     ),
-    "reps-fig07": Figure(
+    "reps-fig07": _fig07_panel(
         "reps/fig07_failure_modes.toml",
-        _fig07_variants(),
-        "grouped",
         "Total failures: REPS far ahead of OPS and every other scheme; random drops do not hurt REPS.",
-        baseline=None,
-        y_log=True,
     ),
-    "reps-fig07-ring": Figure(
+    "reps-fig07-ring": _fig07_panel(
         "reps/fig07_ring_allreduce.toml",
-        _fig07_variants(),
-        "grouped",
         "Fig. 7's ring-AllReduce panel: the same failure modes; total failures REPS far ahead of OPS "
         "and the others, random drops do not hurt REPS (no numbers given).",
         metric="collective_us",
-        baseline=None,
-        y_log=True,
         # 16 hosts (4 ToRs, 4 spines) and 512 KiB per ring step: still over one BDP (about
         # 400 KiB), so REPS leaves exploration.
         quick={"topology.hosts": 16, "workload.size": "8MiB"},
     ),
-    "reps-fig07-trace": Figure(
+    "reps-fig07-trace": _fig07_panel(
         "reps/fig07_websearch.toml",
-        _fig07_variants(),
-        "grouped",
         "Fig. 7's trace panel (WebSearch at 100 % load, mean FCT): the same failure modes; total failures "
         "REPS far ahead of OPS and the others, random drops do not hurt REPS (no numbers given).",
         metric="mean_fct_us",
-        baseline=None,
-        y_log=True,
         # 16 hosts (4 ToRs, 4 spines), 300 us of arrivals.
         quick={"topology.hosts": 16, "workload.duration": "300us"},
     ),

@@ -97,7 +97,6 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
             trimming: s.queue.trimming,
             rtt_outstanding_only: s.transport.rtt_samples == crate::scenario::RttSamples::Outstanding,
             timeout_rts: s.transport.timeout_rts,
-            resume_pair_state: s.transport.resume_pair_state,
             acks: AckPolicy {
                 ratio: s.transport.ack_ratio,
                 delay: s.transport.ack_delay.value,
@@ -116,6 +115,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
         bdp_bytes: d.bdp,
         queue_bytes: d.queue.capacity,
         paced: false,
+        resume_pair_state: s.transport.resume_pair_state,
     }
 }
 

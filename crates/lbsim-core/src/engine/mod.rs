@@ -48,6 +48,8 @@ pub struct SimParams {
     pub queue_bytes: u64,
     /// Some flow's congestion control paces by rate (DCQCN): the NICs ask it when to send.
     pub paced: bool,
+    /// A pair's next flow starts with its last one's balancer and window (`engine::pair_state`).
+    pub resume_pair_state: bool,
 }
 
 /// What the workload says beyond the flows themselves.
@@ -157,7 +159,7 @@ fn queue_head(p: &Port) -> Option<&(crate::packet::PacketId, u32)> {
 
 impl Simulation {
     pub fn new(net: Network, flows: Vec<Flow>, params: SimParams) -> Self {
-        let pair_memory = params.transport.resume_pair_state.then(pair_state::PairMemory::default);
+        let pair_memory = params.resume_pair_state.then(pair_state::PairMemory::default);
         let mut events = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             if f.waiting_on == 0 {

@@ -54,8 +54,6 @@ pub struct TransportParams {
     pub rtt_outstanding_only: bool,
     /// A window-limited timeout sends an RTS (`transport::timeout_rts`).
     pub timeout_rts: bool,
-    /// A pair's next flow starts with its last one's balancer and window (`engine::pair_state`).
-    pub resume_pair_state: bool,
 }
 
 /// What the retransmission timer did.
@@ -458,7 +456,6 @@ mod tests {
                 acks: receiver::tests::PER_PACKET,
                 rtt_outstanding_only: outstanding_only,
                 timeout_rts: false,
-                resume_pair_state: false,
             };
             let mut f = flow();
             let (first, _) = f.next_packet(0, SimTime::ZERO);

@@ -130,7 +130,6 @@ mod tests {
             acks: receiver::tests::PER_PACKET,
             rtt_outstanding_only: false,
             timeout_rts,
-            resume_pair_state: false,
         }
     }
 
