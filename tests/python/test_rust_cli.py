@@ -107,6 +107,25 @@ def test_bench_tiers_and_repeats(lbsim_cli: Path) -> None:
     assert (single["events"], single["max_fct_us"]) == (r["events"], r["max_fct_us"])
 
 
+def test_results_do_not_depend_on_huge_pages(lbsim_cli: Path) -> None:
+    """lbsim-cli asks its allocator (mimalloc) for transparent huge pages unless the user's
+    MIMALLOC_ALLOW_LARGE_OS_PAGES says otherwise (lbsim_core::alloc); where memory lives must
+    not move a result. A 3-tier tree, so routing, queues and flows span many pages."""
+    import os
+
+    def bench(large: str | None) -> dict:
+        env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ALLOW_LARGE_OS_PAGES"}
+        if large is not None:
+            env["MIMALLOC_ALLOW_LARGE_OS_PAGES"] = large
+        args = [str(lbsim_cli), "bench", "--json", "--hosts", "4096", "--size", "16KiB"]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    default, small_pages = bench(None), bench("0")
+    assert (default["events"], default["max_fct_us"]) == (small_pages["events"], small_pages["max_fct_us"])
+
+
 def test_flow_level_matches_python(lbsim_cli: Path, small_file: Path, tmp_path: Path) -> None:
     """``lbsim-cli flow-level`` writes the same rates as ``lbsim.flow_level`` (CSV there, Parquet here);
     ``bench --case flow-level --json`` reports its flows; a balancer without a flow-level model exits 2."""

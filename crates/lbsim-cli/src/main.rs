@@ -130,7 +130,11 @@ fn key_value(text: &str) -> Result<(String, String), String> {
     }
 }
 
+#[global_allocator]
+static ALLOCATOR: lbsim_core::alloc::Allocator = lbsim_core::alloc::Allocator;
+
 fn main() -> ExitCode {
+    lbsim_core::alloc::prefer_huge_pages();
     quit_quietly_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -7,6 +7,7 @@
 //! println!("max FCT {} us", out.summary.max_fct_us);
 //! ```
 
+pub mod alloc;
 pub mod build;
 mod cache;
 pub mod cc;

@@ -568,6 +568,23 @@ mod theory_bindings {
     }
 }
 
+// The engine's memory comes from mimalloc on huge pages, as in lbsim-cli (lbsim_core::alloc).
+#[global_allocator]
+static ALLOCATOR: lbsim_core::alloc::Allocator = lbsim_core::alloc::Allocator;
+
+/// Asks for huge pages when Python loads the extension, before its first
+/// allocation: by the time the module's init runs, PyO3 has allocated and
+/// mimalloc has mapped its first arena without them.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static PREFER_HUGE_PAGES: extern "C" fn() = {
+    extern "C" fn prefer() {
+        lbsim_core::alloc::prefer_huge_pages();
+    }
+    prefer
+};
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
