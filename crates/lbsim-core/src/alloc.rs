@@ -5,10 +5,10 @@
 //! A large network's state (ports, link FIFOs, flows: hundreds of MB at 8192
 //! hosts) is read in an order no cache predicts, so nearly every event misses
 //! the TLB as well as the caches. mimalloc, told to use transparent huge pages
-//! (2 MiB), maps that state with 512 times fewer TLB entries; the 8192-host
-//! bench runs about 10 % faster for about 25 MB more peak memory
-//! (docs/performance.md, "Huge pages"). Results do not depend on addresses, so
-//! the allocator moves no result.
+//! (2 MiB), maps that state with 512 times fewer TLB entries: the 32 768-host
+//! bench runs 7 % faster, for 6-10 % more peak memory there and about 20 MB
+//! more in small runs (docs/performance.md, "Huge pages"). Results do not
+//! depend on addresses, so the allocator moves no result.
 
 pub use mimalloc::MiMalloc as Allocator;
 
