@@ -502,3 +502,40 @@ fn a_pairs_next_flow_resumes_its_last_flows_state() {
     );
     assert_eq!(resumed[2], fresh[2], "another pair is untouched");
 }
+
+// ---- the window cap per pair (cc.max_cwnd_basis) -----------------------------
+
+/// The REPS artifact caps each flow's window at 1.5 x its own pair's BDP (uec.cpp
+/// `initNscc`, lowered to the measured RTT by `update_base_rtt`) and clamps the window
+/// to it on every unmarked ACK (`updateCwndOnAck_MPRDMA`), so an intra-ToR flow's
+/// initial 151 packets fall to about 75 at its first ACK. lbsim's reps_artifact does
+/// the same (`cc.max_cwnd_basis = "pair"`); reps_paper keeps one cap for all flows.
+#[test]
+fn the_artifact_caps_each_pair_at_its_own_bdp() {
+    use lbsim_core::cc::{Cc, CongestionControl};
+    let dir = flow_list("pair-cap", "two.csv", "0,1,2000000,0\n2,127,2000000,0\n");
+    let s = with("[workload]\nkind = \"flows\"\nfile = \"two.csv\"\n");
+    let mut sim = build::build(&s, Some(&dir)).expect("builds");
+    let cap = |c: &Cc| match c {
+        Cc::Dctcp(v) => v.max_cwnd,
+        other => panic!("expected the DCTCP variant, got {other:?}"),
+    };
+    // Idle round trips at 400 Gb/s with 1 us links: a 4150 B packet out (83 ns per hop)
+    // and a 64 B ACK back (1.28 ns), 2 hops each way under one ToR and 4 across the spine.
+    let hop_ps = |bytes: f64| bytes * 8.0 / 400e9 * 1e12 + 1e6;
+    let one_and_a_half_bdp = |hops: f64| 1.5 * 50.0 * hops * (hop_ps(4150.0) + hop_ps(64.0)) / 1e3;
+    let (near, far) = (cap(&sim.flows[0].cc) as f64, cap(&sim.flows[1].cc) as f64);
+    assert!((near - one_and_a_half_bdp(2.0)).abs() <= 2.0, "under one ToR: {near} B");
+    assert!((far - one_and_a_half_bdp(4.0)).abs() <= 2.0, "across the spine: {far} B");
+    assert!((near / 4150.0 - 75.3).abs() < 0.1 && (far / 4150.0 - 150.7).abs() < 0.1);
+    // Both start at the artifact's 151 packets, above either cap; the first unmarked ACK
+    // clamps them, and nothing takes a window back above its cap.
+    assert!(sim.flows.iter().all(|f| f.cc.window() == Some(151 * 4150)));
+    sim.run();
+    for f in &sim.flows {
+        assert!(f.cc.window().unwrap() <= cap(&f.cc), "window above the cap at the end");
+    }
+    let paper = scenario("preset = \"reps_paper\"\n[workload]\nkind = \"flows\"\nfile = \"two.csv\"\n");
+    let sim = build::build(&paper, Some(&dir)).expect("builds");
+    assert_eq!(cap(&sim.flows[0].cc), cap(&sim.flows[1].cc), "reps_paper: one cap");
+}

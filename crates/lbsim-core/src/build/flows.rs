@@ -6,13 +6,13 @@
 //! congestion controls, and the route class of each switch-side balancer.
 
 use super::derive::Derived;
-use crate::cc::{self, CcBuilder, CcCommon};
+use crate::cc::{self, CcBuilder, CcCommon, CongestionControl};
 use crate::engine::WorkloadMeta;
 use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
 use crate::net::{Network, PolicySite};
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{CcKind, FctEnd, LbKind, RtxOrder, Scenario, ScenarioError, TransportKind};
+use crate::scenario::{BdpBasis, CcKind, FctEnd, LbKind, RtxOrder, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
 use crate::transport::{packetize, Flow, FlowSpec, RdmaTimer, Recovery};
 use crate::workload::Traffic;
@@ -224,6 +224,16 @@ pub fn create(
     for (m, (spec, &kind)) in traffic.flows.iter().zip(&kinds).enumerate() {
         carriers.push(flows.len() as u32);
         let rtt = net.base_rtt(spec.src, spec.dst, d.sizes.mtu, control);
+        // The REPS artifact caps each pair at 1.5 x its own BDP (uec.cpp initNscc, lowered to the
+        // measured RTT by update_base_rtt): lbsim's idle RTT of the pair is what it measures.
+        let max_window = match s.cc.max_cwnd_basis {
+            BdpBasis::Network => None,
+            BdpBasis::Pair => Some(
+                s.cc.max_cwnd
+                    .bytes(d.sizes.mtu, d.host_rate.bytes_in(rtt), None)
+                    .map_err(|e| ScenarioError::new("cc.max_cwnd", e))?,
+            ),
+        };
         // REPS Fig. 2 normalises a message's completion: its ideal is the whole message alone on one path.
         message_ideal.push(ideal(spec));
         let builder = &parts.lbs[&kind];
@@ -241,7 +251,10 @@ pub fn create(
                 None => Rng::new(s.seed, StreamTag::Flow, m as u64),
             };
             let lb = builder.balancer(rtt, &mut rng);
-            let (cc, transport) = (cc.sender(initial), s.transport.kind);
+            let (mut cc, transport) = (cc.sender(initial), s.transport.kind);
+            if let Some(max) = max_window {
+                cc.set_max_window(max);
+            }
             let mut f = Flow::new(*piece, mtu, header, transport, cc, lb, kind, rng, rtt);
             f.ideal = ideal(piece);
             f.message = m as u32;

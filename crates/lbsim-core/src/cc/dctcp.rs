@@ -1,12 +1,12 @@
 //! The DCTCP variant the REPS paper runs (REPS §4.1: "the same DCTCP variant
 //! used in MPRDMA"), with per-ACK window updates. Rules and units as in the
 //! REPS artifact's `updateCwndOnAck_MPRDMA` (all in bytes):
-//! - unmarked ACK: cwnd += acked · MTU / cwnd (about one MTU per window), capped at max;
+//! - unmarked ACK: cwnd += acked · MTU / cwnd (about one MTU per window), then
+//!   clamped to max: a window above the cap (an initial 151 packets against
+//!   a pair's smaller cap, `cc.max_cwnd_basis = "pair"`) falls to it at the
+//!   first unmarked ACK, as the artifact's `if (_cwnd > _maxwnd) _cwnd = _maxwnd`;
 //! - marked ACK:   cwnd −= acked / 4, floored at one MTU;
 //! - loss (timeout or NACK): cwnd −= the lost packet's size, floored at one MTU.
-//!
-//! The cap applies on increase only, as in the artifact, so an initial
-//! window above the cap (151 packets vs 1.5 BDP) is kept until the first cut.
 //!
 //! MP-RDMA's own paper takes 1/2 packet per marked ACK: `mprdma.rs` builds
 //! this variant with that cut (`mark_cut_divisor` = 2).
@@ -56,7 +56,7 @@ impl DctcpVariant {
         };
         if cut {
             self.cwnd = self.cwnd.saturating_sub(acked / self.mark_cut_divisor).max(self.mtu);
-        } else if !ecn && self.cwnd < self.max_cwnd {
+        } else if !ecn {
             self.cwnd = (self.cwnd + acked * self.mtu / self.cwnd).min(self.max_cwnd);
         }
     }
@@ -81,6 +81,10 @@ impl CongestionControl for DctcpVariant {
 
     fn set_window(&mut self, bytes: u64) {
         self.cwnd = bytes.max(self.mtu);
+    }
+
+    fn set_max_window(&mut self, bytes: u64) {
+        self.max_cwnd = bytes.max(self.mtu);
     }
 
     #[inline]
@@ -159,9 +163,13 @@ mod tests {
         assert_eq!(c.cwnd, 4096);
         c.ack(4096, false);
         assert_eq!(c.cwnd, 2 * 4096, "at one MTU, one unmarked ACK adds one MTU");
-        let mut capped = DctcpVariant::new(151 * 4150, 625_284, 4150);
+        // The artifact's 151 packets against an intra-ToR pair's cap of 75.3: a marked ACK
+        // only cuts, the first unmarked one clamps (uec.cpp updateCwndOnAck_MPRDMA).
+        let mut capped = DctcpVariant::new(151 * 4150, 312_642, 4150);
+        capped.ack(4150, true);
+        assert_eq!(capped.cwnd, 151 * 4150 - 4150 / 4);
         capped.ack(4150, false);
-        assert_eq!(capped.cwnd, 151 * 4150, "cap applies only on increase");
+        assert_eq!(capped.cwnd, 312_642, "an unmarked ACK clamps to the cap");
     }
 
     /// ARCANE §3.0.1: one mark in ten keeps the average (α = 1/16) below

@@ -96,6 +96,9 @@ pub trait CongestionControl {
     /// Start from this window (bytes): a pair's next flow resuming its last
     /// one's (`transport.resume_pair_state`). Window-based algorithms only.
     fn set_window(&mut self, _bytes: u64) {}
+    /// This flow's own window cap (bytes), in place of `cc.max_cwnd`'s
+    /// network-wide one (`cc.max_cwnd_basis = "pair"`). Window-based algorithms only.
+    fn set_max_window(&mut self, _bytes: u64) {}
 }
 
 /// A grant a receiver-side agent sends to a flow's sender (EQDS: a credit).
@@ -210,6 +213,9 @@ macro_rules! congestion_controls {
             }
             fn set_window(&mut self, bytes: u64) {
                 match self { $($(#[$attr])* Cc::$variant(c) => c.set_window(bytes),)* }
+            }
+            fn set_max_window(&mut self, bytes: u64) {
+                match self { $($(#[$attr])* Cc::$variant(c) => c.set_max_window(bytes),)* }
             }
         }
     };

@@ -168,6 +168,8 @@ pub struct Cc {
     pub kind: CcKind,
     pub initial_cwnd: Amount,
     pub max_cwnd: Amount,
+    /// Whose BDP a "bdp" in `max_cwnd` is: the network's (its longest path) or each flow's own pair's.
+    pub max_cwnd_basis: BdpBasis,
     /// DCTCP variant: ignore ECN marks while their per-ACK average stays below 0.25 (ARCANE §3.0.1).
     pub wait_to_decrease: bool,
     /// Weight of the newest ACK in that average.
@@ -177,7 +179,25 @@ pub struct Cc {
     pub tables: BTreeMap<String, toml::Value>,
 }
 
-const CC_KEYS: &[&str] = &["kind", "initial_cwnd", "max_cwnd", "wait_to_decrease", "wtd_alpha"];
+const CC_KEYS: &[&str] = &[
+    "kind",
+    "initial_cwnd",
+    "max_cwnd",
+    "max_cwnd_basis",
+    "wait_to_decrease",
+    "wtd_alpha",
+];
+
+/// The round trip a "bdp" in `cc.max_cwnd` is taken over (`cc.max_cwnd_basis`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BdpBasis {
+    /// The network's longest path: one cap for every flow.
+    Network,
+    /// The flow's own source and destination: a pair under one ToR gets about half
+    /// (the REPS artifact: uec.cpp `initNscc` and `update_base_rtt`).
+    Pair,
+}
 
 /// `[lb]`: the balancer (`kind`, a `lb::REGISTRY` name), the header's
 /// entropy space, mixed traffic, and each balancer's own table (`lb.<name>`).
