@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from ._toml import literal
 
-__all__ = ["ready", "run_task"]
+__all__ = ["ready", "run_task", "run_tasks"]
 
 
 class _Deadline:
@@ -57,6 +56,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
         # A temporary folder only for a scenario that reads files.
         with tempfile.TemporaryDirectory(prefix="lbsim-") if files else contextlib.nullcontext("") as tmp:
             overrides: list[tuple[str, str]] = []
+            if files:
+                from ._toml import literal  # tomli_w: only for a scenario that reads files
             for i, (key, (name, data)) in enumerate(files):
                 target = Path(tmp) / f"{i}_{Path(name).name}"
                 target.write_bytes(data)

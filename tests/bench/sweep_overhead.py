@@ -55,12 +55,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lbsim
-from lbsim import _core
-from lbsim.demo import demo_scenario
-from lbsim.sweep import dask_executor, expand_grid
+# lbsim is imported in the functions, not here: a spawned pool or Dask worker
+# imports this script (the parent's __main__) again, and should import no
+# more than a worker of `lbsim sweep` does (whose __main__ imports lbsim.cli).
+if TYPE_CHECKING:
+    import lbsim
 
 
 def children_cpu() -> float:
@@ -71,6 +72,9 @@ def children_cpu() -> float:
 def run_inproc(base: lbsim.Scenario, grid: dict[str, Any]) -> dict[str, float]:
     """The runs alone: the same engine call as a sweep worker makes, one after
     another in this process, nothing written."""
+    from lbsim import _core
+    from lbsim.sweep import expand_grid
+
     texts = [base.with_overrides(p).resolved() for p in expand_grid(grid)]
     engine = 0.0
     t0, c0 = time.perf_counter(), time.process_time()
@@ -81,6 +85,9 @@ def run_inproc(base: lbsim.Scenario, grid: dict[str, Any]) -> dict[str, float]:
 
 
 def run_once(mode: str, base: lbsim.Scenario, grid: dict[str, Any], out: Path) -> dict[str, float]:
+    import lbsim
+    from lbsim.sweep import dask_executor
+
     if mode == "inproc":
         return run_inproc(base, grid)
     n = int(mode[-1])
@@ -140,6 +147,8 @@ def main() -> None:
                     "interleaved, as old:MODE")
     ap.add_argument("--one", nargs=2, metavar=("MODE", "OUT"), help=argparse.SUPPRESS)  # a child: one sweep
     a = ap.parse_args()
+    from lbsim.demo import demo_scenario
+
     base = demo_scenario().with_overrides({"topology.hosts": a.hosts, "workload.size": a.size})
     grid = {"lb.kind": a.lbs.split(","), "seed": list(range(1, a.seeds + 1))}
     if a.one:
@@ -157,13 +166,13 @@ def main() -> None:
     try:
         for i in range(a.repeat):
             for mode in modes[i % len(modes) :] + modes[: i % len(modes)]:
-                out = work / f"{mode}-{i}"
+                out = work / f"{mode}-{i}".replace(":", "-")
                 shutil.rmtree(out, ignore_errors=True)
                 env = dict(os.environ)
                 if mode.startswith("old:"):
                     env["PYTHONPATH"] = str(a.compare.resolve())
                 one = mode.removeprefix("old:")
-                p = subprocess.run([*child, "--one", one, str(out).replace(":", "-")], stdout=subprocess.PIPE, text=True,
+                p = subprocess.run([*child, "--one", one, str(out)], stdout=subprocess.PIPE, text=True,
                                    check=True, env=env)
                 r = json.loads(p.stdout.strip().splitlines()[-1])
                 rows[mode].append(r)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -223,3 +225,35 @@ def test_a_callers_executor_gets_one_warm_up_per_worker(tmp_path: Path) -> None:
         assert [f.result() > 0 for f in warm] == [True] * 3
         assert ex.calls == [("ready", (0,)), ("ready", (1,)), ("ready", (2,))]
         assert sweep_mod._warm_up(ex, None) == []  # the number of workers unknown: none
+
+
+def test_a_worker_imports_only_the_engine() -> None:
+    """A pool or Dask worker imports lbsim._worker; lbsim's package loads the
+    rest of its API on first use, so a worker starts without numpy, pandas,
+    pyarrow, rich or the report and plot modules."""
+    heavy = ["numpy", "pandas", "pyarrow", "rich", "matplotlib", "jinja2", "lbsim.report", "lbsim.plot", "lbsim.sweep"]
+    code = f"import sys, lbsim._worker, lbsim.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_lazy_package_keeps_its_public_names() -> None:
+    code = """
+import lbsim, types
+import lbsim.sweep as sweep_attr               # as before: the package's sweep is the function
+from lbsim.sweep import SweepResult
+assert callable(lbsim.sweep) and not isinstance(lbsim.sweep, types.ModuleType), lbsim.sweep
+assert sweep_attr is lbsim.sweep and SweepResult is lbsim.SweepResult
+ns = {}
+exec("from lbsim import *", ns)
+assert set(lbsim.__all__) <= set(ns) and set(lbsim.__all__) <= set(dir(lbsim))
+assert ns["Scenario"].__module__ == "lbsim.scenario" and isinstance(ns["report"], types.ModuleType)
+assert lbsim.__version__ and lbsim.run.__module__ == "lbsim.runner"
+try:
+    lbsim.nonesuch
+except AttributeError as e:
+    assert "nonesuch" in str(e)
+else:
+    raise AssertionError("no AttributeError")
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)
