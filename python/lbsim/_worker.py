@@ -71,6 +71,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
                     "error": f"timed out: the run took longer than {timeout:g} s of wall clock "
                     f"(stopped at {watch.now_us:.1f} us of simulated time); raise timeout= / --timeout",
                     "error_key": None,
+                    "worker_seconds": time.perf_counter() - t0,
                     **info,
                 }
         return {"ok": True, "raw": raw, "worker_seconds": time.perf_counter() - t0, **info}
@@ -79,4 +80,11 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     except BaseException as e:  # noqa: BLE001 - a failed run is data, the sweep goes on
         key = getattr(e, "key", None)
         text = str(e) if isinstance(key, str) else f"{type(e).__name__}: {e}"
-        return {"ok": False, "error": text, "error_key": key, **info}
+        return {"ok": False, "error": text, "error_key": key, "worker_seconds": time.perf_counter() - t0, **info}
+
+
+def run_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Several runs in one task (a sweep batches short runs so a task's fixed
+    cost is spread over them): :func:`run_task`'s reply for each, in order. A
+    failed run is a failed reply like any other; only an interrupt propagates."""
+    return [run_task(t) for t in tasks]

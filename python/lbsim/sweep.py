@@ -46,6 +46,13 @@ if TYPE_CHECKING:
 __all__ = ["sweep", "SweepResult", "load_sweep", "expand_grid", "default_workers", "dask_executor"]
 
 _INDEX_EVERY_S = 2.0
+#: Short runs go to the workers in batches of about this many seconds of
+#: work, so a task's fixed cost (a pool's round trip, ~8 ms of Dask in the
+#: driver) is small against its runs ...
+_BATCH_TARGET_S = 0.5
+#: ... and at most 1/_BATCH_SPREAD of what is left to submit per worker, so
+#: batches shrink to single runs towards the end and the workers finish together.
+_BATCH_SPREAD = 4
 
 
 def default_workers() -> int:
@@ -128,6 +135,8 @@ class _RunState:
     attempts: int = 0
     summary: dict[str, Any] | None = None
     points: list[_Point] = field(default_factory=list)
+    #: Run in a task of its own (its batch took a worker down).
+    alone: bool = False
 
 
 def _read_json(p: Path) -> dict[str, Any] | None:
@@ -218,7 +227,8 @@ class _Sweep:
             "grid": {k: [_jsonable(v) for v in vs] for k, vs in self.grid.items()},
         }
         _write_atomic(self.out / "sweep.json", (json.dumps(meta, indent=2) + "\n").encode())
-        self.write_index()
+        # The index is written by execute(), once the first runs are under way
+        # (its first write imports pyarrow, a few hundred ms).
         return todo
 
     def task(self, st: _RunState) -> dict[str, Any]:
@@ -345,6 +355,7 @@ class _Sweep:
         if not todo:
             if started is not None:
                 _stop_pool(started.pool)
+            self.write_index()
             return
         owned = executor is None or started is not None
         n = workers or default_workers()
@@ -361,8 +372,10 @@ class _Sweep:
             executor = client.get_executor()
         bar = CountProgress(len(todo), "sweep") if self.progress and wants_progress() else None
         queue = list(reversed(todo))
-        inflight: dict[cf.Future[Any], _RunState] = {}
+        inflight: dict[cf.Future[Any], list[_RunState]] = {}
+        batcher = _Batcher(max(window // 2, 1))
         done = failed = 0
+        indexed = False
         try:
             if started is not None and not started.ready():
                 # A worker could not start: begin again with a fresh pool (its
@@ -371,17 +384,37 @@ class _Sweep:
                 executor = _process_pool(n)
             while queue or inflight:
                 while queue and len(inflight) < window:
-                    st = queue.pop()
-                    try:
-                        task = self.task(st)
-                    except ScenarioError as e:
+                    batch: list[_RunState] = []
+                    tasks: list[dict[str, Any]] = []
+                    size = batcher.size(len(queue))
+                    while queue and len(batch) < size:
+                        st = queue.pop()
+                        if st.alone and batch:
+                            queue.append(st)
+                            break
+                        try:
+                            task = self.task(st)
+                        except ScenarioError as e:
+                            st.attempts += 1
+                            self.record(st, None, str(e))
+                            failed += 1
+                            continue
                         st.attempts += 1
-                        self.record(st, None, str(e))
-                        failed += 1
+                        batch.append(st)
+                        tasks.append(task)
+                        if st.alone:
+                            break
+                    if not batch:
                         continue
-                    st.attempts += 1
                     with _sigint_blocked():  # a worker may start here: see _sigint_blocked
-                        inflight[executor.submit(_worker.run_task, task)] = st
+                        if len(tasks) == 1:
+                            fut = executor.submit(_worker.run_task, tasks[0])
+                        else:
+                            fut = executor.submit(_worker.run_tasks, tasks)
+                    inflight[fut] = batch
+                if not indexed:
+                    self.write_index()  # every point pending, or failed before it ran
+                    indexed = True
                 if not inflight:
                     continue
                 finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
@@ -389,31 +422,44 @@ class _Sweep:
                     maybe = inflight.pop(fut, None)
                     if maybe is None:  # from a broken pool, already requeued
                         continue
-                    st = maybe
+                    batch = maybe
                     try:
                         reply = fut.result()
                     except KeyboardInterrupt:
                         raise
                     except cf.process.BrokenProcessPool as e:
-                        self.record(st, None, f"worker process died: {e}")
-                        failed += 1
+                        requeue: list[_RunState] = []
+                        if owned and len(batch) > 1:
+                            # Which of the batch's runs took the worker down is
+                            # unknown: each runs again alone, as if never batched.
+                            for st in batch:
+                                st.alone = True
+                            requeue = batch
+                        else:
+                            for st in batch:
+                                self.record(st, None, f"worker process died: {e}")
+                                failed += 1
                         if owned:
                             _stop_pool(executor)
                             executor = _process_pool(n)
-                            for f2, st2 in list(inflight.items()):
+                            for st2 in itertools.chain(requeue, *inflight.values()):
                                 queue.append(st2)
                                 st2.attempts -= 1
                             inflight.clear()
                         continue
                     except BaseException as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
-                        self.record(st, None, f"{type(e).__name__}: {e}")
-                        failed += 1
+                        for st in batch:
+                            self.record(st, None, f"{type(e).__name__}: {e}")
+                            failed += 1
                         continue
-                    self.record(st, reply)
-                    if reply.get("ok"):
-                        done += 1
-                    else:
-                        failed += 1
+                    replies = [reply] if len(batch) == 1 else reply
+                    for st, r in zip(batch, replies, strict=True):
+                        batcher.observe(r)
+                        self.record(st, r)
+                        if r.get("ok"):
+                            done += 1
+                        else:
+                            failed += 1
                 if bar:
                     bar.update(done + failed, failed)
         except BaseException:
@@ -429,6 +475,31 @@ class _Sweep:
             if owned:
                 executor.shutdown(wait=True)
             self.write_index()
+
+
+class _Batcher:
+    """How many runs the next task takes: guided self-scheduling (a share of
+    what is left per worker, shrinking to one) capped by a target duration
+    from the run times seen so far. One run per task until a run has been
+    timed, and whenever runs are longer than the target."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.seconds = 0.0
+        self.timed = 0
+
+    def observe(self, reply: Mapping[str, Any]) -> None:
+        s = reply.get("worker_seconds")
+        if isinstance(s, (int, float)):
+            self.seconds += float(s)
+            self.timed += 1
+
+    def size(self, remaining: int) -> int:
+        if not self.timed:
+            return 1
+        mean = self.seconds / self.timed
+        by_time = int(_BATCH_TARGET_S / mean) if mean > 0 else remaining
+        return max(1, min(by_time, remaining // (_BATCH_SPREAD * self.workers)))
 
 
 def _core_version() -> str:

@@ -227,6 +227,128 @@ def test_a_callers_executor_gets_one_warm_up_per_worker(tmp_path: Path) -> None:
         assert sweep_mod._warm_up(ex, None) == []  # the number of workers unknown: none
 
 
+class _Recording(cf.ThreadPoolExecutor):
+    """A thread pool that records what is submitted: (function name, number of runs)."""
+
+    def __init__(self, n: int = 2) -> None:
+        super().__init__(n)
+        self.calls: list[tuple[str, int]] = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        runs = len(args[0]) if fn.__name__ == "run_tasks" else 1
+        self.calls.append((fn.__name__, runs))
+        return super().submit(fn, *args, **kwargs)
+
+
+def _run_files(d: Path) -> dict[str, bytes]:
+    """A sweep's files that do not hold timings, by path."""
+    out = {}
+    for p in sorted(d.glob("runs/*/*")):
+        if p.name in ("run.json", "summary.json"):
+            continue  # worker_seconds, wall_seconds
+        out[str(p.relative_to(d))] = p.read_bytes()
+    return out
+
+
+def test_short_runs_are_batched_with_the_same_results(tmp_path: Path, monkeypatch) -> None:
+    import importlib
+
+    sweep_mod = importlib.import_module("lbsim.sweep")
+    base = lbsim.Scenario.from_toml(SMALL)
+    grid = {"lb.kind": ["ecmp", "reps"], "seed": list(range(1, 21))}
+    with _Recording() as ex:
+        batched = lbsim.sweep(base, grid, out=tmp_path / "batched", executor=ex, workers=2, progress=False)
+        sizes = [k for name, k in ex.calls if name != "ready"]
+    assert sum(sizes) == 40 and max(sizes) > 1  # short runs went several to a task ...
+    assert sizes[-1] == 1  # ... and the last ones alone, so the workers finish together
+    monkeypatch.setattr(sweep_mod, "_BATCH_TARGET_S", 0.0)  # one run per task
+    with _Recording() as ex:
+        single = lbsim.sweep(base, grid, out=tmp_path / "single", executor=ex, workers=2, progress=False)
+        assert [name for name, _ in ex.calls if name != "ready"] == ["run_task"] * 40
+    assert batched.stats == single.stats and batched.stats["ok"] == 40
+    a, b = batched.index.drop(columns="wall_seconds"), single.index.drop(columns="wall_seconds")
+    pd.testing.assert_frame_equal(a, b)
+    files = _run_files(tmp_path / "batched")
+    assert len(files) == 40 * 3 and files == _run_files(tmp_path / "single")
+    for rel in a["path"]:
+        meta = json.loads((tmp_path / "batched" / rel / "run.json").read_text())
+        assert meta["worker_seconds"] > 0 and meta["attempt"] == 1
+
+
+def test_a_failed_run_in_a_batch_leaves_its_batch_mates_done(tmp_path: Path, monkeypatch) -> None:
+    import lbsim._worker as worker
+
+    real = worker._core
+
+    class Failing:  # the engine, failing the run of seed 17
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def run(self, toml, *a, **k):
+            if "\nseed = 17\n" in toml:
+                raise RuntimeError("boom")
+            return real.run(toml, *a, **k)
+
+    monkeypatch.setattr(worker, "_core", Failing())
+    base = lbsim.Scenario.from_toml(SMALL)
+    with _Recording() as ex:
+        res = lbsim.sweep(base, {"seed": list(range(1, 41))}, out=tmp_path / "sw", executor=ex, workers=2,
+                          progress=False)
+        assert max(k for _, k in ex.calls) > 1
+    assert res.stats["ok"] == 39 and res.stats["failed"] == 1
+    idx = res.index
+    bad = idx[idx["status"] == "failed"]
+    assert list(bad["seed"]) == [17] and bad["error"].iloc[0] == "RuntimeError: boom"
+    err = json.loads((tmp_path / "sw" / "runs" / bad["run_id"].iloc[0] / "error.json").read_text())
+    assert err["error"] == "RuntimeError: boom" and err["params"] == {"seed": 17}
+    assert (idx[idx["seed"] != 17]["status"] == "done").all() and (idx["attempts"] == 1).all()
+    # Run again: only the failed point runs.
+    monkeypatch.setattr(worker, "_core", real)
+    again = lbsim.sweep(base, {"seed": list(range(1, 41))}, out=tmp_path / "sw", workers=1, progress=False)
+    assert again.stats["already_done"] == 39 and again.stats["ran"] == 1 and again.stats["ok"] == 1
+
+
+def test_a_batch_that_breaks_the_pool_runs_again_one_by_one(tmp_path: Path) -> None:
+    """Which run of a batch took its worker down is unknown: each runs again
+    alone (and none is recorded failed for it)."""
+    import importlib
+
+    sweep_mod = importlib.import_module("lbsim.sweep")
+
+    class BreaksOnce(_Recording):
+        def submit(self, fn, /, *args, **kwargs):
+            if fn.__name__ == "run_tasks" and not any(name == "broken" for name, _ in self.calls):
+                self.calls.append(("broken", len(args[0])))
+                f: cf.Future = cf.Future()
+                f.set_exception(cf.process.BrokenProcessPool("a worker died"))
+                return f
+            return super().submit(fn, *args, **kwargs)
+
+    sw = sweep_mod._Sweep(lbsim.Scenario.from_toml(SMALL), {"seed": list(range(1, 31))}, tmp_path / "sw", False, True)
+    todo = sw.plan()
+    sw.runs_dir.mkdir(parents=True, exist_ok=True)
+    pool = BreaksOnce()
+    sw.execute(todo, None, 2, sweep_mod._StartedPool(pool, []))  # type: ignore[arg-type]
+    broken = [k for name, k in pool.calls if name == "broken"]
+    assert len(broken) == 1 and broken[0] > 1
+    assert sw.stats["ok"] == 30 and sw.stats["failed"] == 0
+    assert all(st.attempts == 1 for st in sw.runs.values())
+    assert sum(st.alone for st in sw.runs.values()) == broken[0]
+
+
+def test_batcher_sizes() -> None:
+    from lbsim.sweep import _Batcher
+
+    b = _Batcher(workers=2)
+    assert b.size(100) == 1  # nothing timed yet
+    b.observe({"worker_seconds": 0.05})
+    assert b.size(100) == 10  # 0.5 s of 50 ms runs (100 // 8 = 12 allow it)
+    assert b.size(40) == 5 and b.size(7) == 1  # a share of what is left per worker
+    b.observe({"ok": False})  # no time: not counted
+    b.observe({"worker_seconds": 2.95})  # runs longer than the target: one per task
+    assert b.size(100) == 1
+
+
 def test_a_worker_imports_only_the_engine() -> None:
     """A pool or Dask worker imports lbsim._worker; lbsim's package loads the
     rest of its API on first use, so a worker starts without numpy, pandas,
