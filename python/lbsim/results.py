@@ -33,6 +33,7 @@ messages; :attr:`Result.messages` is the message-level table either way.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -123,19 +124,67 @@ def tables_from_raw(raw: Mapping[str, Any]) -> dict[str, dict[str, np.ndarray]]:
     return {name: table_arrays(cols) for name, cols in raw["tables"].items()}
 
 
+# Arrow arrays are built from their buffers, not with pa.array(): pa.array()
+# imports pandas on its first call (a few hundred ms, and a sweep's driver
+# needs no pandas to write its files). The Parquet files are the same.
+
+
+def _validity(valid: np.ndarray) -> tuple[Any, int]:
+    """An Arrow validity bitmap (None when every value is valid) and the null count."""
+    import pyarrow as pa
+
+    nulls = int(valid.size - np.count_nonzero(valid))
+    return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
+
+
+def _strings(values: list[str | None]) -> pa.Array:
+    import pyarrow as pa
+
+    encoded = [b"" if v is None else v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    valid, nulls = _validity(np.array([v is not None for v in values], bool))
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)), valid, nulls)
+
+
+def _arrow_array(arr: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """A numeric or boolean numpy array as Arrow; ``valid`` marks the non-null values."""
+    import pyarrow as pa
+
+    bitmap, nulls = _validity(valid) if valid is not None else (None, 0)
+    if arr.dtype.kind == "b":
+        data = pa.py_buffer(np.packbits(arr, bitorder="little"))
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(arr))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(arr.dtype), len(arr), [bitmap, data], nulls)
+
+
+def _arrow_from_values(values: list[Any], kind: pa.DataType) -> pa.Array:
+    """Python values (None is null) as an Arrow array of type ``kind``:
+    string, int64, uint64, float64 or bool (as ``pa.array(values, kind)``)."""
+    import pyarrow as pa
+
+    if kind == pa.string():
+        return _strings(values)
+    valid = np.array([v is not None for v in values], bool)
+    dtype = np.dtype(kind.to_pandas_dtype())
+    arr = np.array([dtype.type(0) if v is None else v for v in values], dtype)
+    return _arrow_array(arr, valid)
+
+
 def _arrow_from_arrays(cols: Columns) -> pa.Table:
     import pyarrow as pa
 
     arrays = {}
     for name, arr in cols.items():
         if arr.dtype.kind == "O":
-            arrays[name] = pa.array(list(arr), pa.string())
+            arrays[name] = _strings(list(arr))
         elif arr.dtype.kind == "f":
             # NaN (unknown) becomes null, which pandas reads back as NaN and
             # polars as null.
-            arrays[name] = pa.array(arr, mask=np.isnan(arr))
+            arrays[name] = _arrow_array(arr, ~np.isnan(arr))
         else:
-            arrays[name] = pa.array(arr)
+            arrays[name] = _arrow_array(arr)
     return pa.table(arrays)
 
 
@@ -389,6 +438,25 @@ def _summary_text(summary: Mapping[str, Any]) -> str:
     return json.dumps(summary, indent=2, allow_nan=False)
 
 
+_DROP_CAUSES = ("congestion", "failure", "trimmed")
+
+
+@functools.lru_cache(maxsize=64)
+def _drops_parquet(packets: tuple[int, ...]) -> bytes:
+    """drops.parquet for these counts: the same few (often all zero) recur
+    over a sweep, and a Parquet file costs about 1 ms to make, whatever its size."""
+    import pyarrow as pa
+
+    return _parquet_bytes(
+        pa.table(
+            {
+                "cause": _arrow_from_values(list(_DROP_CAUSES), pa.string()),
+                "packets": _arrow_from_values(list(packets), pa.uint64()),
+            }
+        )
+    )
+
+
 def write_run_dir(
     d: Path,
     *,
@@ -397,9 +465,11 @@ def write_run_dir(
     tables: Mapping[str, Columns | pd.DataFrame],
     meta: Mapping[str, Any],
 ) -> None:
-    """Write a run directory's files (each atomically): ``tables`` holds
-    ``flows`` and any optional tables. ``summary`` may be the engine's
-    summary.json text, written verbatim."""
+    """Write a run directory's files: ``tables`` holds ``flows`` and any
+    optional tables. ``summary`` may be the engine's summary.json text,
+    written verbatim. ``d`` is a new folder of the caller's that is renamed
+    into place once written (``Result.save``, a sweep), so the files are
+    written directly, not each through a temporary file."""
     import pyarrow as pa
 
     def arrow(t: Columns | pd.DataFrame) -> pa.Table:
@@ -410,20 +480,14 @@ def write_run_dir(
     summary_dict = json.loads(summary) if isinstance(summary, str) else dict(summary)
     summary_text = summary if isinstance(summary, str) else _summary_text(summary)
     drops = summary_dict.get("drops", {})
-    causes = ["congestion", "failure", "trimmed"]
-    drops_table = pa.table(
-        {
-            "cause": pa.array(causes, pa.string()),
-            "packets": pa.array([int(drops.get(c, 0)) for c in causes], pa.uint64()),
-        }
-    )
-    _write_atomic(d / "scenario.toml", scenario_toml.encode())
+    packets = tuple(int(drops.get(c, 0)) for c in _DROP_CAUSES)
+    (d / "scenario.toml").write_bytes(scenario_toml.encode())
     for name, t in tables.items():
-        _write_atomic(d / f"{name}.parquet", _parquet_bytes(arrow(t)))
-    _write_atomic(d / "drops.parquet", _parquet_bytes(drops_table))
-    _write_atomic(d / "run.json", (json.dumps(dict(meta), indent=2) + "\n").encode())
+        (d / f"{name}.parquet").write_bytes(_parquet_bytes(arrow(t)))
+    (d / "drops.parquet").write_bytes(_drops_parquet(packets))
+    (d / "run.json").write_bytes((json.dumps(dict(meta), indent=2) + "\n").encode())
     # summary.json last: its presence marks a complete run directory.
-    _write_atomic(d / "summary.json", (summary_text.rstrip() + "\n").encode())
+    (d / "summary.json").write_bytes((summary_text.rstrip() + "\n").encode())
 
 
 def _sibling(d: Path, what: str) -> Path:

@@ -295,7 +295,7 @@ class _Sweep:
     def write_index(self) -> None:
         import pyarrow as pa
 
-        from .results import _parquet_bytes
+        from .results import _arrow_from_values, _parquet_bytes
 
         rows: list[dict[str, Any]] = []
         for pt in self.points:
@@ -335,7 +335,13 @@ class _Sweep:
                 "wall_seconds": pa.float64(),
                 "drops_congestion": pa.int64(),
             }
-            columns[name] = pa.array(values, types.get(name))
+            kind = types.get(name)
+            if kind is None:  # a grid column: one Python type by now (see above)
+                kind = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}[type(values[0])]
+                if kind == pa.int64() and not all(-(2**63) <= v < 2**63 for v in values):
+                    columns[name] = pa.array(values)  # as before: pyarrow picks (uint64) or refuses
+                    continue
+            columns[name] = _arrow_from_values(values, kind)
         _write_atomic(self.out / "index.parquet", _parquet_bytes(pa.table(columns)))
         self.last_index_write = time.monotonic()
 

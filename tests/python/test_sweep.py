@@ -349,6 +349,52 @@ def test_batcher_sizes() -> None:
     assert b.size(100) == 1
 
 
+def test_a_sweep_driver_writes_without_pandas(tmp_path: Path) -> None:
+    """pyarrow imports pandas on its first pa.array() call (hundreds of ms): a
+    sweep's driver builds its Arrow arrays from buffers, and needs no pandas."""
+    code = f"""
+import concurrent.futures as cf, sys
+import lbsim
+base = lbsim.Scenario.from_toml({SMALL!r})
+with cf.ThreadPoolExecutor(1) as ex:
+    res = lbsim.sweep(base, {{"lb.kind": ["ecmp", "reps"]}}, out={str(tmp_path / "sw")!r}, executor=ex, progress=False)
+assert res.stats["ok"] == 2, res.stats
+assert "pandas" not in sys.modules, "the driver imported pandas"
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+def test_arrow_arrays_from_buffers_write_the_same_parquet() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from lbsim.results import _arrow_from_arrays, _arrow_from_values, _parquet_bytes
+
+    cols = {
+        "u": np.array([1, 2, 3, 2**40], np.uint64),
+        "i": np.array([-1, 0, 7, 9], np.int32),
+        "f": np.array([1.5, np.nan, -0.0, 3.0]),
+        "b": np.array([True, False, True, True]),
+        "s": np.array(["ecmp", "réps", "", None], dtype=object),
+    }
+    old = pa.table({
+        "u": pa.array(cols["u"]), "i": pa.array(cols["i"]), "f": pa.array(cols["f"], mask=np.isnan(cols["f"])),
+        "b": pa.array(cols["b"]), "s": pa.array(list(cols["s"]), pa.string()),
+    })
+    new = _arrow_from_arrays(cols)
+    assert new.equals(old) and _parquet_bytes(new) == _parquet_bytes(old)
+    values = {
+        pa.string(): ["a", None, "ü", ""],
+        pa.int64(): [1, None, -(2**62), 0],
+        pa.uint64(): [0, 5, 2**63, 1],
+        pa.float64(): [1.0, None, float("nan"), 2],
+        pa.bool_(): [True, False, None, True],
+    }
+    for kind, vs in values.items():
+        old_t, new_t = pa.table({"x": pa.array(vs, kind)}), pa.table({"x": _arrow_from_values(vs, kind)})
+        assert _parquet_bytes(new_t) == _parquet_bytes(old_t), kind
+
+
 def test_a_worker_imports_only_the_engine() -> None:
     """A pool or Dask worker imports lbsim._worker; lbsim's package loads the
     rest of its API on first use, so a worker starts without numpy, pandas,
