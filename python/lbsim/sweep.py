@@ -412,6 +412,7 @@ class _Sweep:
                             break
                     if not batch:
                         continue
+                    fut: cf.Future[Any]
                     with _sigint_blocked():  # a worker may start here: see _sigint_blocked
                         if len(tasks) == 1:
                             fut = executor.submit(_worker.run_task, tasks[0])
@@ -458,7 +459,7 @@ class _Sweep:
                             self.record(st, None, f"{type(e).__name__}: {e}")
                             failed += 1
                         continue
-                    replies = [reply] if len(batch) == 1 else reply
+                    replies: list[dict[str, Any]] = [reply] if len(batch) == 1 else reply
                     for st, r in zip(batch, replies, strict=True):
                         batcher.observe(r)
                         self.record(st, r)
