@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import tempfile
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 from . import _core
 
-__all__ = ["ready", "run_task", "run_tasks"]
+__all__ = ["ignore_sigint", "ready", "run_task", "run_tasks"]
 
 
 class _Deadline:
@@ -30,6 +31,15 @@ class _Deadline:
         if time.monotonic() > self.end:
             self.expired = True
         return not self.expired
+
+
+def ignore_sigint() -> None:
+    """A pool worker's initializer (here, not in lbsim.sweep: a worker imports
+    the module of its initializer, and lbsim.sweep brings numpy and rich).
+    Ctrl-C goes to the whole process group; the driver handles it and stops
+    the workers itself (see lbsim.sweep._stop_pool), so they never pick up
+    another task or print tracebacks."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def ready(_: int = 0) -> int:

@@ -538,16 +538,9 @@ def _git_commit() -> str | None:
     return _core.git_commit or None
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C goes to the whole process group; the driver handles it and
-    # stops the workers itself (see _stop_pool), so they never pick up
-    # another task or print tracebacks.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     return cf.ProcessPoolExecutor(
-        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_worker.ignore_sigint
     )
 
 

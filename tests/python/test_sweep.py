@@ -405,6 +405,26 @@ def test_a_worker_imports_only_the_engine() -> None:
     assert out.strip() == "[]"
 
 
+def test_a_pool_worker_starts_with_the_engine_only(tmp_path: Path) -> None:
+    """The local pool's workers: their initializer lives in lbsim._worker too
+    (a worker imports the module of its initializer; lbsim.sweep's would bring
+    numpy and rich)."""
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import importlib\n"
+        "if __name__ == '__main__':\n"
+        "    sm = importlib.import_module('lbsim.sweep')\n"
+        "    sp = sm._start_pool(1)\n"
+        "    assert sp.ready()\n"
+        "    mods = sp.pool.submit(eval, 'sorted(__import__(\"sys\").modules)').result()\n"
+        "    sm._stop_pool(sp.pool)\n"
+        "    print([m for m in mods if m.split('.')[0] in ('numpy', 'pandas', 'pyarrow', 'rich') or m == 'lbsim.sweep'])\n"
+        "    print('lbsim._worker' in mods)\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], check=True, capture_output=True, text=True).stdout
+    assert out.split("\n")[:2] == ["[]", "True"], out
+
+
 def test_the_lazy_package_keeps_its_public_names() -> None:
     code = """
 import lbsim, types
