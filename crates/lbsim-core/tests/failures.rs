@@ -122,6 +122,33 @@ fn drop_nth_loses_exactly_every_nth_packet() {
     }
 }
 
+/// The artifact's switch bit errors (`switch_ber`): with share 0.01, one in
+/// about a hundred switch arrivals marks, and each mark costs one data packet
+/// at a receiver, so on a 2-tier tree (3 switch hops across ToRs, ACKs as
+/// many as data) losses are several percent of the data packets, far more
+/// than 1 %; nothing random, so two runs agree exactly; nothing before `at`.
+#[test]
+fn switch_ber_marks_at_switches_and_loses_at_receivers() {
+    let base = format!("{SMALL}[lb]\nkind = \"ops\"\n[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\n");
+    let s = with(&base, "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\n");
+    let mut sim = build::build(&s, None).unwrap();
+    sim.run();
+    let lost = sim.counters.drops_failure;
+    let data = sim.counters.data_sent;
+    let share = lost as f64 / data as f64;
+    assert!((0.03..0.08).contains(&share), "lost {lost} of {data} data packets");
+    assert!(sim.flow_records().iter().all(|f| f.finished));
+    let mut again = build::build(&s, None).unwrap();
+    again.run();
+    assert_eq!(again.counters.drops_failure, lost);
+    assert_eq!(again.flow_records()[5].fct_us, sim.flow_records()[5].fct_us);
+    // Starting after every flow is done, it loses nothing.
+    let late = with(&base, "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\nat = \"1s\"\n");
+    let mut l = build::build(&late, None).unwrap();
+    l.run();
+    assert_eq!(l.counters.drops_failure, 0);
+}
+
 /// Random loss on a link: the fraction lost matches the probability.
 #[test]
 fn random_loss_matches_its_rate() {
@@ -349,6 +376,20 @@ fn bad_failures_name_the_key() {
         (
             "[[rate_overrides]]\nlink = \"t0_0->t1_0\"\nrate = \"200Gbps\"\nat = \"5us\"\n",
             "rate_overrides[0].at",
+        ),
+        (
+            "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\nswitch = \"t1_0\"\n",
+            "failures[0].switch",
+        ),
+        ("[[failures]]\nkind = \"switch_ber\"\nloss = 0\n", "failures[0].loss"),
+        ("[[failures]]\nkind = \"switch_ber\"\n", "failures[0].loss"),
+        (
+            "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\nnth = 3\n",
+            "failures[0].nth",
+        ),
+        (
+            "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\n[[failures]]\nkind = \"switch_ber\"\nloss = 0.02\n",
+            "failures[1].kind",
         ),
         ("[observe]\nports = [\"t0_99\"]\n", "observe.ports[0]"),
         ("[routing]\nconvergence = \"soon\"\n", "routing.convergence"),

@@ -29,6 +29,12 @@ impl Simulation {
             }
         }
         let fault = plan.fault;
+        if let Fault::SwitchBer(_) = fault {
+            if let Some(b) = &mut self.switch_ber {
+                b.active = begin;
+            }
+            return; // network-wide: no ports
+        }
         for i in 0..self.failures[idx as usize].ports.len() {
             let p = self.failures[idx as usize].ports[i];
             self.apply_fault(p, fault, begin);
@@ -60,6 +66,7 @@ impl Simulation {
                 port.set_rate(r);
             }
             Fault::Loss(x) => port.fault = if begin { PortFault::Loss(x) } else { PortFault::None },
+            Fault::SwitchBer(_) => unreachable!("switch_ber has no ports"),
             Fault::DropNth(n) => {
                 port.fault = if begin {
                     PortFault::DropNth { n, seen: 0 }

@@ -66,6 +66,11 @@ impl Simulation {
         if pkt.kind == PacketKind::Pause {
             return self.on_pause_frame(link, id); // counts it delivered
         }
+        if let Some(ber) = &mut self.switch_ber {
+            if ber.take(&pkt) {
+                return self.drop_packet(id, true); // the artifact's receiver drops it silently
+            }
+        }
         self.counters.delivered += 1;
         self.pool.free(id);
         debug_assert_eq!(pkt.dst, host);

@@ -224,6 +224,9 @@ impl Simulation {
         // PFC frames are taken where the packet is read anyway (`switch_receive`, `host_receive`).
         match port.to {
             Node::Switch(sw) => {
+                if let Some(ber) = &mut self.switch_ber {
+                    ber.on_switch_arrival(&pkt); // where the artifact's switch queue counts it
+                }
                 if pkt.routed_by_hash() && self.cut_through(sw, &pkt) {
                     return;
                 }

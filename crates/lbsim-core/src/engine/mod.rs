@@ -122,6 +122,8 @@ pub struct Simulation {
     senders_done: usize,
     total_bytes: u64,
     failures: Vec<FailurePlan>,
+    /// A `switch_ber` failure's network-wide marks, if the run has one.
+    switch_ber: Option<Box<crate::failure::switch_ber::SwitchBer>>,
     meta: WorkloadMeta,
     /// Routing's lag behind a port going down or up; None: it never catches up.
     convergence: Option<SimTime>,
@@ -178,6 +180,7 @@ impl Simulation {
             flows_done: 0,
             senders_done: 0,
             failures: Vec::new(),
+            switch_ber: None,
             meta: WorkloadMeta::default(),
             convergence: None,
             observer: None,
@@ -207,6 +210,12 @@ impl Simulation {
                 },
             );
         }
+        self.switch_ber = plans.iter().find_map(|p| match p.fault {
+            crate::failure::Fault::SwitchBer(share) => {
+                Some(Box::new(crate::failure::switch_ber::SwitchBer::new(share)))
+            }
+            _ => None,
+        });
         self.failures = plans;
         self.convergence = convergence;
     }

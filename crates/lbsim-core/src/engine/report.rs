@@ -130,15 +130,25 @@ impl Simulation {
             let mut kind = Vec::new();
             let (mut start, mut dur, mut every) = (Vec::new(), Vec::new(), Vec::new());
             for f in &self.failures {
-                for &p in &f.ports {
+                // A network-wide failure (switch_ber) has no ports: one row for it.
+                let names: Vec<String> = if f.ports.is_empty() {
+                    vec!["all switches".to_string()]
+                } else {
+                    f.ports
+                        .iter()
+                        .map(|&p| self.net.ports[p as usize].name.clone())
+                        .collect()
+                };
+                for name in names {
                     entry.push(f.entry as u32);
-                    link.push(self.net.ports[p as usize].name.clone());
+                    link.push(name);
                     kind.push(
                         match f.fault {
                             Fault::Down => "down",
                             Fault::Degrade(_) => "degrade",
                             Fault::Loss(_) => "loss",
                             Fault::DropNth(_) => "drop_nth",
+                            Fault::SwitchBer(_) => "switch_ber",
                         }
                         .to_string(),
                     );

@@ -15,6 +15,7 @@
 //! Failure drops are silent: no trimming and no NACK, whatever the queue
 //! does with congestion (REPS §3.2: the sender learns only by timeout).
 
+pub mod switch_ber;
 mod targets;
 
 use crate::net::{Network, PortId};
@@ -30,6 +31,9 @@ pub enum Fault {
     Degrade(Rate),
     Loss(f64),
     DropNth(u32),
+    /// The artifact's switch bit errors (`switch_ber`), with the share of
+    /// switch arrivals that mark; network-wide, so its plan has no ports.
+    SwitchBer(f64),
 }
 
 /// One target's failure with its timing, ready for the event loop.
@@ -62,7 +66,7 @@ fn check_kind_keys(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -
     let wanted = match kind {
         FailureKind::Down => "",
         FailureKind::Degrade => "rate",
-        FailureKind::Loss => "loss",
+        FailureKind::Loss | FailureKind::SwitchBer => "loss",
         FailureKind::DropNth => "nth",
     };
     for (k, is) in given {
@@ -117,6 +121,21 @@ fn fault(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -> Result<F
                 )
             }
         },
+        FailureKind::SwitchBer => match f.loss {
+            Some(p) if p > 0.0 && p <= 1.0 => Fault::SwitchBer(p),
+            Some(p) => {
+                return err(
+                    format!("{key}.loss"),
+                    format!("must be a share in (0, 1] of the packets arriving at switches, got {p}"),
+                )
+            }
+            None => {
+                return err(
+                    format!("{key}.loss"),
+                    "a switch_ber failure needs the share of switch arrivals that mark, like 0.01 (the artifact's 1 % file)",
+                )
+            }
+        },
         FailureKind::DropNth => match f.nth {
             Some(n) if n >= 1 => Fault::DropNth(n),
             _ => {
@@ -168,6 +187,19 @@ pub fn plan(s: &Scenario, net: &Network) -> Result<Vec<FailurePlan>, ScenarioErr
         if f.times == Some(0) {
             return err(format!("{key}.times"), "must be at least 1");
         }
+        if kind == FailureKind::SwitchBer {
+            switch_ber_keys(s, f, i, &key)?;
+            plans.push(FailurePlan {
+                fault,
+                ports: Vec::new(),
+                start,
+                duration,
+                every,
+                remaining: f.times,
+                entry: i,
+            });
+            continue;
+        }
         let stagger = f.stagger.as_ref().map(|t| t.value).unwrap_or(SimTime::ZERO);
         for (j, ports) in targets(f, &key, kind, net, &mut rng, &mut alive)?
             .into_iter()
@@ -187,6 +219,38 @@ pub fn plan(s: &Scenario, net: &Network) -> Result<Vec<FailurePlan>, ScenarioErr
         }
     }
     Ok(plans)
+}
+
+/// A `switch_ber` entry takes no target (it covers every switch, as the
+/// artifact's does), and a run has at most one (they would share one set).
+fn switch_ber_keys(s: &Scenario, f: &Failure, i: usize, key: &str) -> Result<(), ScenarioError> {
+    for (k, is) in [
+        ("link", f.link.is_some()),
+        ("switch", f.switch.is_some()),
+        ("links", f.links.is_some()),
+        ("switches", f.switches.is_some()),
+        ("of", f.of.is_some()),
+        ("count", f.count.is_some()),
+        ("fraction", f.fraction.is_some()),
+        ("all_but", f.all_but.is_some()),
+        ("direction", f.direction.is_some()),
+        ("allow_disconnect", f.allow_disconnect),
+        ("stagger", f.stagger.is_some()),
+    ] {
+        if is {
+            return err(
+                format!("{key}.{k}"),
+                "does not apply to kind \"switch_ber\": it counts packets at every switch (leave the target out)",
+            );
+        }
+    }
+    if s.failures[..i].iter().any(|g| g.kind == Some(FailureKind::SwitchBer)) {
+        return err(
+            format!("{key}.kind"),
+            "a scenario can have only one switch_ber entry (they would share one set of marks)",
+        );
+    }
+    Ok(())
 }
 
 /// Apply `[[rate_overrides]]`: links that run at another rate from the start.
