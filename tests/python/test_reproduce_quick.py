@@ -154,8 +154,7 @@ def test_reps_fig07_ring_total_failures(tmp_path: Path) -> None:
     finishes the ring far before OPS and ECMP waits for routing to converge (10 ms).
     The paper's other claim, that random drops do not hurt REPS, is not checked: with the
     artifact's connection mapping a ring step inherits the previous step's frozen state and
-    REPS falls behind OPS under random loss (38 % with 1 % loss on the quick tree;
-    docs/reproductions/reps-fig07.md)."""
+    REPS falls behind OPS with every 10th packet lost (docs/reproductions/reps-fig07.md)."""
     d = reproduce("reps-fig07-ring", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None,
                   quick=True)
     t = pd.read_csv(d / "summary.csv").set_index("variant")["collective_us"]
@@ -166,13 +165,15 @@ def test_reps_fig07_ring_total_failures(tmp_path: Path) -> None:
 
 def test_reps_fig07_trace_total_failures(tmp_path: Path) -> None:
     """REPS §4.3.3, Fig. 7's trace panel: with a cable or a spine down REPS's mean FCT is
-    far below OPS's and ECMP's, and random drops do not hurt REPS against OPS on the quick
-    16-host tree (the full panel, with the pair state, has REPS 44 % behind OPS with 1 % loss:
-    docs/reproductions/reps-fig07.md)."""
+    far below OPS's and ECMP's. With every 10th packet lost on a cable REPS keeps up with OPS
+    on the quick 16-host tree. The paper's "random drops do not hurt REPS" is held to the
+    artifact's own result instead: under its 1 % switch bit errors (switch_ber) the artifact's
+    REPS is 5 % behind OPS on its Fig. 7 trace, lbsim's 6 % there and 8 % on the full panel
+    (docs/validation.md, docs/reproductions/reps-fig07.md); here it must stay within 10 %."""
     d = reproduce("reps-fig07-trace", out=tmp_path, scenarios=REPO / "scenarios", progress=False, log=lambda _: None,
                   quick=True)
     t = pd.read_csv(d / "summary.csv").set_index("variant")["mean_fct_us"]
     for mode in ("cable", "switch"):
         assert t[f"{mode}/reps"] < 0.5 * min(t[f"{mode}/ops"], t[f"{mode}/ecmp"]), mode
-    for mode in ("loss_1pct", "every_10th"):
-        assert t[f"{mode}/reps"] < 1.05 * t[f"{mode}/ops"], mode
+    assert t["every_10th/reps"] < 1.05 * t["every_10th/ops"]
+    assert t["loss_1pct/reps"] < 1.10 * t["loss_1pct/ops"]
