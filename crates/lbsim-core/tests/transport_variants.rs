@@ -539,3 +539,34 @@ fn the_artifact_caps_each_pair_at_its_own_bdp() {
     let sim = build::build(&paper, Some(&dir)).expect("builds");
     assert_eq!(cap(&sim.flows[0].cc), cap(&sim.flows[1].cc), "reps_paper: one cap");
 }
+
+/// The artifact hands a pair's saved REPS buffer out by pointer, so two flows
+/// of a pair that both resume from its last finished flow share one buffer,
+/// live. Forced freezing (`force_freeze_at`) pins it: the first of the two to
+/// send after that time freezes the shared state and the other finds it
+/// frozen, so together they enter freezing once; without the pair state each
+/// freezes on its own.
+#[test]
+fn flows_resuming_from_the_same_pair_state_share_one_reps_buffer() {
+    let dir = flow_list(
+        "pair-share",
+        "three.csv",
+        "0,127,1048576,0\n0,127,1048576,200\n0,127,1048576,200\n",
+    );
+    let run = |resume: bool| {
+        let s = with(&format!(
+            "[lb]\nkind = \"reps\"\n[lb.reps]\nforce_freeze_at = \"215us\"\n\
+             [transport]\nresume_pair_state = {resume}\n\
+             [workload]\nkind = \"flows\"\nfile = \"three.csv\"\n"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        assert!(out.flows.iter().all(|f| f.finished));
+        assert!(out.flows[0].sender_finish_us < 200.0);
+        assert!(out.flows[1..].iter().all(|f| f.sender_finish_us > 215.0));
+        out.flows.iter().map(|f| f.freeze_entries).collect::<Vec<_>>()
+    };
+    assert_eq!(run(false), vec![0, 1, 1], "apart, each live flow freezes");
+    let shared = run(true);
+    assert_eq!(shared[0], 0);
+    assert_eq!(shared[1] + shared[2], 1, "sharing, they freeze once: {shared:?}");
+}

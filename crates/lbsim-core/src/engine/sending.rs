@@ -15,7 +15,7 @@ impl Simulation {
         let f = &mut self.flows[flow as usize];
         f.start();
         f.started_at = self.now;
-        if let Some(memory) = &self.pair_memory {
+        if let Some(memory) = &mut self.pair_memory {
             memory.resume(f);
         }
         // A balancer with a host agent (FaCa) pins the flow's EV now; one branch when there is none.

@@ -240,11 +240,20 @@ pub struct LbEntry {
     pub prepare: PrepareLb,
 }
 
+/// A REPS state behind a shared pointer: cloning the `Lb` shares it, as the
+/// artifact's connection mapping shares one REPS buffer object.
+pub type SharedReps = std::rc::Rc<std::cell::RefCell<reps::Reps>>;
+
 macro_rules! load_balancers {
     ($($(#[$attr:meta])* $variant:ident($ty:ty): $module:ident),* $(,)?) => {
-        /// A flow's load balancer: one variant per registered balancer.
+        /// A flow's load balancer: one variant per registered balancer, and
+        /// `SharedReps`: one REPS state used by several live flows of a host
+        /// pair (`transport.resume_pair_state`; engine/pair_state.rs).
         #[derive(Clone)]
-        pub enum Lb { $($(#[$attr])* $variant($ty),)* }
+        pub enum Lb {
+            $($(#[$attr])* $variant($ty),)*
+            SharedReps(SharedReps),
+        }
 
         /// Every load balancer lbsim has, in the order plots list them.
         pub const REGISTRY: &[LbEntry] = &[$($(#[$attr])* $module::ENTRY,)*];
@@ -252,37 +261,37 @@ macro_rules! load_balancers {
         impl Lb {
             /// Its registry name (`lb.kind`).
             pub fn name(&self) -> &'static str {
-                match self { $($(#[$attr])* Lb::$variant(_) => $module::ENTRY.name,)* }
+                match self { $($(#[$attr])* Lb::$variant(_) => $module::ENTRY.name,)* Lb::SharedReps(_) => "reps" }
             }
         }
 
         impl LoadBalancer for Lb {
             #[inline]
             fn next_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.next_ev(now, rng, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.next_ev(now, rng, stats),)* Lb::SharedReps(b) => b.borrow_mut().next_ev(now, rng, stats) }
             }
             fn header_only_ev(&mut self, now: SimTime, rng: &mut Rng, stats: &mut LbStats) -> u16 {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.header_only_ev(now, rng, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.header_only_ev(now, rng, stats),)* Lb::SharedReps(b) => b.borrow_mut().header_only_ev(now, rng, stats) }
             }
             #[inline]
             fn on_ack(&mut self, now: SimTime, ack: &AckEcho, stats: &mut LbStats) -> AckPath {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.on_ack(now, ack, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_ack(now, ack, stats),)* Lb::SharedReps(b) => b.borrow_mut().on_ack(now, ack, stats) }
             }
             #[inline]
             fn on_nack(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.on_nack(now, ev, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_nack(now, ev, stats),)* Lb::SharedReps(b) => b.borrow_mut().on_nack(now, ev, stats) }
             }
             fn on_timeout(&mut self, now: SimTime, info: TimeoutInfo, stats: &mut LbStats) {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.on_timeout(now, info, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_timeout(now, info, stats),)* Lb::SharedReps(b) => b.borrow_mut().on_timeout(now, info, stats) }
             }
             fn on_lost(&mut self, now: SimTime, ev: u16, stats: &mut LbStats) {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.on_lost(now, ev, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.on_lost(now, ev, stats),)* Lb::SharedReps(b) => b.borrow_mut().on_lost(now, ev, stats) }
             }
             fn frozen_ps(&self, now: SimTime, stats: &LbStats) -> u64 {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.frozen_ps(now, stats),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.frozen_ps(now, stats),)* Lb::SharedReps(b) => b.borrow().frozen_ps(now, stats) }
             }
             fn pin(&mut self, ev: u16) {
-                match self { $($(#[$attr])* Lb::$variant(b) => b.pin(ev),)* }
+                match self { $($(#[$attr])* Lb::$variant(b) => b.pin(ev),)* Lb::SharedReps(b) => b.borrow_mut().pin(ev) }
             }
         }
     };
