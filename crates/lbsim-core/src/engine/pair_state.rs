@@ -17,6 +17,8 @@
 //! the artifact. On the artifact's Fig. 7 trace this took lbsim's REPS mean
 //! FCT with a dead cable from 180.0 to 169.4 µs (artifact 169.5) and its freeze
 //! entries under the 1 % switch bit errors from 226 to 182 (artifact 173).
+//! A flow's `frozen_us` then counts only the freezes it ended itself, or one
+//! still on when the run ends (a freeze another sharer ended is theirs).
 
 use crate::cc::CongestionControl;
 use crate::lb::Lb;
