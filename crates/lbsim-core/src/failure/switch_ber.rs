@@ -27,8 +27,8 @@ pub struct SwitchBer {
     /// While false (before the entry starts, after it ends) nothing marks or is lost.
     pub active: bool,
     /// Packets that arrived at a switch while active, and how many marked.
-    arrivals: u32,
-    marked: u32,
+    arrivals: u64,
+    marked: u64,
     /// Marked ids, one bit each (ids are sequence numbers, dense from 0).
     bits: Vec<u64>,
     /// Packets lost to a mark.
@@ -68,8 +68,8 @@ impl SwitchBer {
         if !self.active || pkt.kind == PacketKind::Pause {
             return; // a PFC frame is one hop and no flow's packet
         }
-        // The artifact's counters are 32-bit; saturating keeps a very long run's share right enough.
-        self.arrivals = self.arrivals.saturating_add(1);
+        // 64-bit where the artifact's are 32-bit: a long run's counts must not wrap or stick.
+        self.arrivals += 1;
         // The artifact compares in `float`: (float)marked / arrivals > max.
         if self.marked as f32 / self.arrivals as f32 > self.max_share {
             return;
