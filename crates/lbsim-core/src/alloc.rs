@@ -6,7 +6,7 @@
 //! hosts) is read in an order no cache predicts, so nearly every event misses
 //! the TLB as well as the caches. mimalloc, told to use transparent huge pages
 //! (2 MiB), maps that state with 512 times fewer TLB entries: the 32 768-host
-//! bench runs 7 % faster, for 6-10 % more peak memory there and about 20 MB
+//! bench runs 7 % faster, for 6 % more peak memory there (1 MiB) and 15-45 MB
 //! more in small runs (docs/performance.md, "Huge pages"). Results do not
 //! depend on addresses, so the allocator moves no result.
 
