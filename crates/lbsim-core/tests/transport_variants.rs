@@ -526,7 +526,10 @@ fn the_artifact_caps_each_pair_at_its_own_bdp() {
     let one_and_a_half_bdp = |hops: f64| 1.5 * 50.0 * hops * (hop_ps(4150.0) + hop_ps(64.0)) / 1e3;
     let (near, far) = (cap(&sim.flows[0].cc) as f64, cap(&sim.flows[1].cc) as f64);
     assert!((near - one_and_a_half_bdp(2.0)).abs() <= 2.0, "under one ToR: {near} B");
-    assert!((far - one_and_a_half_bdp(4.0)).abs() <= 2.0, "across the spine: {far} B");
+    assert!(
+        (far - one_and_a_half_bdp(4.0)).abs() <= 2.0,
+        "across the spine: {far} B"
+    );
     assert!((near / 4150.0 - 75.3).abs() < 0.1 && (far / 4150.0 - 150.7).abs() < 0.1);
     // Both start at the artifact's 151 packets, above either cap; the first unmarked ACK
     // clamps them, and nothing takes a window back above its cap.
