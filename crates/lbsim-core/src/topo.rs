@@ -199,11 +199,13 @@ pub fn build(p: TopoParams) -> Network {
         shape,
         ports: b.ports,
         switches: b.switches,
+        forwarding: Vec::new(),
         hosts,
         policies: Policies::default(),
         buffers: Vec::new(),
     };
     number_ports(&mut net);
+    net.index_forwarding();
     net
 }
 
@@ -292,5 +294,40 @@ mod tests {
                 assert_eq!(p.len(), expect, "dst {dst}");
             }
         }
+    }
+
+    /// The builder numbers every switch's links at a fixed stride, so each
+    /// forwards from its compact record (`Forwarding`), to the same ports as
+    /// through its `Switch`; routing that trims a group falls back to the latter.
+    #[test]
+    fn switches_forward_by_stride_as_through_their_ports() {
+        let mut pkt = crate::packet::Packet::data(0, 0, 0, 0, 4096, 0, 0, SimTime::ZERO);
+        // 2 tiers; 3 tiers of 5 pods and of 4.
+        for net in [
+            build(params(2, 128, 8, 8)),
+            build(params(3, 80, 4, 4)),
+            build(params(3, 64, 4, 4)),
+        ] {
+            assert!(net.forwarding.iter().all(|f| f.fast));
+            for sw in 0..net.switches.len() as u32 {
+                for dst in 0..net.shape.hosts {
+                    for ev in 0..8u16 {
+                        (pkt.src, pkt.dst, pkt.ev) = ((dst * 7 + 3) % net.shape.hosts, dst, ev);
+                        assert_eq!(net.route_hashed(sw, &pkt), net.route_hashed_by_switch(sw, &pkt));
+                    }
+                }
+            }
+        }
+        let mut net = build(params(2, 128, 8, 8));
+        let dead = net.port_by_name("t0_0->t1_3").unwrap();
+        let mut alive = vec![true; net.ports.len()];
+        alive[dead as usize] = false;
+        crate::net::routing::converge(&mut net, &alive);
+        assert!(!net.forwarding[0].fast, "ToR 0's groups are trimmed");
+        (pkt.src, pkt.dst) = (0, 127);
+        assert!((0..64u16).all(|ev| {
+            pkt.ev = ev;
+            net.route_hashed(0, &pkt) != Some(dead)
+        }));
     }
 }

@@ -12,7 +12,7 @@ pub mod switch;
 pub use policy::{Counter, Decision, Gauge, Policies, PolicyOut, PolicySite, RouteCtx, SwitchPolicy};
 pub use port::{Node, PfcPort, Port, PortFault, PortId};
 pub use queue::{Queue, QueueDiscipline, QueueParams, SharedBuffer};
-pub use switch::{Switch, SwitchRole};
+pub use switch::{Forwarding, Switch, SwitchRole};
 
 use crate::packet::{Packet, PacketId};
 use crate::time::SimTime;
@@ -57,6 +57,9 @@ pub struct Network {
     pub shape: Shape,
     pub ports: Vec<Port>,
     pub switches: Vec<Switch>,
+    /// Per switch, what hashed forwarding reads (`Forwarding`); kept in
+    /// step with `switches` by `index_forwarding`.
+    pub forwarding: Vec<Forwarding>,
     pub hosts: Vec<Host>,
     /// Switch-side load balancers, per route class and switch.
     pub policies: Policies,
@@ -129,6 +132,21 @@ impl Network {
     /// uplinks routing believes reach the destination (None: none does).
     #[inline]
     pub fn route_hashed(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
+        let f = &self.forwarding[sw as usize];
+        if !f.fast {
+            return self.route_hashed_by_switch(sw, pkt);
+        }
+        let dst_tor = self.tor_of(pkt.dst);
+        match self.down_index(f.role, dst_tor, pkt.dst) {
+            Some(i) => Some(f.down(i)),
+            None => f.ecmp_up(pkt),
+        }
+    }
+
+    /// `route_hashed` through the `Switch` itself: its ports are not at a
+    /// fixed stride, or routing has trimmed its groups after a failure.
+    #[inline(never)]
+    pub(crate) fn route_hashed_by_switch(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
         let s = &self.switches[sw as usize];
         let dst_tor = self.tor_of(pkt.dst);
         match self.down_port(s, dst_tor, pkt.dst) {
@@ -137,16 +155,25 @@ impl Network {
         }
     }
 
+    /// Rebuild `forwarding` from `switches` (after building, and when routing changes groups).
+    pub fn index_forwarding(&mut self) {
+        self.forwarding = self.switches.iter().map(Forwarding::of).collect();
+    }
+
     /// The downlink towards a destination below this switch, None when the destination is not below.
     #[inline]
     pub fn down_port(&self, s: &Switch, dst_tor: u32, dst_host: u32) -> Option<PortId> {
-        match s.role {
-            SwitchRole::Tor { tor } => (dst_tor == tor).then(|| s.down[(dst_host % self.shape.hosts_per_tor) as usize]),
-            SwitchRole::Spine => Some(s.down[dst_tor as usize]),
-            SwitchRole::Agg { pod } => {
-                (self.pod_of_tor(dst_tor) == pod).then(|| s.down[(dst_tor % self.shape.tors_per_pod) as usize])
-            }
-            SwitchRole::Core => Some(s.down[self.pod_of_tor(dst_tor) as usize]),
+        self.down_index(s.role, dst_tor, dst_host).map(|i| s.down[i as usize])
+    }
+
+    /// Which of a switch's downlinks leads to a destination below it, None when it is not below.
+    #[inline(always)]
+    fn down_index(&self, role: SwitchRole, dst_tor: u32, dst_host: u32) -> Option<u32> {
+        match role {
+            SwitchRole::Tor { tor } => (dst_tor == tor).then(|| dst_host % self.shape.hosts_per_tor),
+            SwitchRole::Spine => Some(dst_tor),
+            SwitchRole::Agg { pod } => (self.pod_of_tor(dst_tor) == pod).then(|| dst_tor % self.shape.tors_per_pod),
+            SwitchRole::Core => Some(self.pod_of_tor(dst_tor)),
         }
     }
 

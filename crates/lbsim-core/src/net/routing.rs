@@ -72,6 +72,7 @@ pub fn converge(net: &mut Network, alive: &[bool]) {
     for (s, g) in net.switches.iter_mut().zip(groups) {
         s.groups_by_dst = (!intact).then_some(g);
     }
+    net.index_forwarding();
 }
 
 /// Whether every host can still reach every other one with these ports alive.
