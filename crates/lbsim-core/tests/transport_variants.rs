@@ -509,7 +509,8 @@ fn a_pairs_next_flow_resumes_its_last_flows_state() {
 /// `initNscc`, lowered to the measured RTT by `update_base_rtt`) and clamps the window
 /// to it on every unmarked ACK (`updateCwndOnAck_MPRDMA`), so an intra-ToR flow's
 /// initial 151 packets fall to about 75 at its first ACK. lbsim's reps_artifact does
-/// the same (`cc.max_cwnd_basis = "pair"`); reps_paper keeps one cap for all flows.
+/// the same (`cc.max_cwnd_basis = "pair"`), and so does reps_paper (the paper says
+/// 1.5 BDP without saying whose).
 #[test]
 fn the_artifact_caps_each_pair_at_its_own_bdp() {
     use lbsim_core::cc::{Cc, CongestionControl};
@@ -538,9 +539,34 @@ fn the_artifact_caps_each_pair_at_its_own_bdp() {
     for f in &sim.flows {
         assert!(f.cc.window().unwrap() <= cap(&f.cc), "window above the cap at the end");
     }
-    let paper = scenario("preset = \"reps_paper\"\n[workload]\nkind = \"flows\"\nfile = \"two.csv\"\n");
-    let sim = build::build(&paper, Some(&dir)).expect("builds");
-    assert_eq!(cap(&sim.flows[0].cc), cap(&sim.flows[1].cc), "reps_paper: one cap");
+    // reps_paper takes the artifact's rule too (the paper says 1.5 BDP, not whose):
+    // each pair's own idle round trip, over its 500 ns links and 500 ns switches.
+    let paper = |extra: &str| {
+        let s = scenario(&format!(
+            "preset = \"reps_paper\"\n{extra}[workload]\nkind = \"flows\"\nfile = \"two.csv\"\n"
+        ));
+        let sim = build::build(&s, Some(&dir)).expect("builds");
+        (cap(&sim.flows[0].cc), cap(&sim.flows[1].cc))
+    };
+    // A 4096 B packet out and a 64 B ACK back at 400 Gb/s, each hop 500 ns more, each
+    // switch 500 ns: 2 hops and 1 switch each way under one ToR, 4 and 3 across the spine.
+    let rtt_ps = |hops: f64| {
+        let one_way = |bytes: f64| hops * (bytes * 8.0 / 400e9 * 1e12 + 500e3) + (hops - 1.0) * 500e3;
+        one_way(4096.0) + one_way(64.0)
+    };
+    let one_and_a_half_bdp = |hops: f64| 1.5 * rtt_ps(hops) * 400e9 / 8.0 / 1e12;
+    let (near, far) = paper("");
+    assert!(
+        (near as f64 - one_and_a_half_bdp(2.0)).abs() <= 2.0,
+        "reps_paper, under one ToR: {near} B"
+    );
+    assert!(
+        (far as f64 - one_and_a_half_bdp(4.0)).abs() <= 2.0,
+        "reps_paper, across the spine: {far} B"
+    );
+    let (one, all) = paper("[cc]\nmax_cwnd_basis = \"network\"\n");
+    assert_eq!(one, all, "\"network\": one cap for every flow");
+    assert_eq!(all, far, "the network's longest path is a pair across the spine");
 }
 
 /// The artifact hands a pair's saved REPS buffer out by pointer, so two flows
