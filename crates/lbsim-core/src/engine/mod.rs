@@ -382,9 +382,11 @@ impl Simulation {
             Node::Host(h) => hosts.get(h as usize),
             Node::Switch(_) => None,
         };
-        // 1
-        if let Some(p) = port(fourth) {
-            prefetch(p);
+        // 1: a delivery reads the port's first lines, a transmission all but its cold tail.
+        match (fourth, port(fourth)) {
+            (Some(Event::LinkDeliver { .. }), Some(p)) => p.prefetch_for_delivery(),
+            (_, Some(p)) => p.prefetch_for_sending(),
+            _ => {}
         }
         // 2
         match (third, port(third)) {
@@ -414,7 +416,7 @@ impl Simulation {
                 // Hashed routes only: a switch policy's choice may have effects.
                 (Node::Switch(sw), Some((_, pkt))) if pkt.routed_by_hash() => {
                     if let Some(out) = self.net.route_hashed(sw, pkt).and_then(|o| ports.get(o as usize)) {
-                        prefetch(out);
+                        out.prefetch_for_sending();
                     }
                 }
                 _ => {}

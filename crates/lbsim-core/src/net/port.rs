@@ -101,6 +101,21 @@ pub struct Port {
 }
 
 impl Port {
+    /// Ask the cache for what a delivery at the far end reads: where the
+    /// link leads, whether it is up or lossy, and its FIFO (the first two lines).
+    #[inline(always)]
+    pub(crate) fn prefetch_for_delivery(&self) {
+        const END: usize = std::mem::offset_of!(Port, wire) + std::mem::size_of::<VecDeque<(SimTime, Packet)>>();
+        crate::cache::prefetch_head(self, END);
+    }
+
+    /// Ask the cache for what queueing and sending read: everything before
+    /// the cold tail (`rate` on: names, PFC state, failure counts).
+    #[inline(always)]
+    pub(crate) fn prefetch_for_sending(&self) {
+        crate::cache::prefetch_head(self, std::mem::offset_of!(Port, rate));
+    }
+
     /// A port with its queue; `reverse` is set when the cable's other direction exists.
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: String, from: Node, to: Node, rate: Rate, latency: SimTime, queue: Queue, fault_rng: Rng) -> Self {
