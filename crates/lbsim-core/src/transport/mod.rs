@@ -443,6 +443,65 @@ mod tests {
         f
     }
 
+    /// What a lost ACK costs with `ack_info = "cumulative_sack"`, packet by
+    /// packet. The REPS artifact's sender frees in-flight bytes and grows its
+    /// window by the growth of the receiver's byte counter that every ACK
+    /// carries (uec.cpp `UecSrc::processAck`, `newly_recvd_bytes`), and drops
+    /// the send records the cumulative ACK and bitmap cover
+    /// (`handleCumulativeAck`, `handleAckno`); lbsim counts the packets the
+    /// cumulative SACK newly covers. For packets the SACK covers the two are the
+    /// same bytes: seqs 0, 1 and 2 sent, 0 and 1 arrive, 0's ACK is lost. The
+    /// ACK of 1 frees both packets, grows the window once by both
+    /// (`_cwnd += newly_recvd_bytes * _mtu / _cwnd`), and seq 0 never times
+    /// out and is never resent; only seq 2, still in flight, does.
+    #[test]
+    fn after_a_lost_ack_the_next_cumulative_sack_frees_and_grows_by_both_packets() {
+        let us = SimTime::from_us;
+        let p = TransportParams {
+            rto: us(10),
+            trimming: false,
+            acks: AckPolicy {
+                cumulative: true,
+                ..receiver::tests::PER_PACKET
+            },
+            rtt_outstanding_only: true,
+            timeout_rts: false,
+        };
+        let mut f = flow();
+        f.cc = Cc::Dctcp(DctcpVariant::new(4 * 4150, 8 * 4150, 4150));
+        let sent: Vec<Packet> = (0..3).map(|i| f.next_packet(0, us(i)).0).collect();
+        assert_eq!(f.tx.inflight, 3 * 4150);
+        let npkts = f.tx.npkts;
+        let mut acks = sent[..2]
+            .iter()
+            .map(|pkt| match f.rx.on_data(pkt, npkts, us(3), &p.acks).reply {
+                receiver::Reply::Sack(index) => Packet {
+                    seq: index,
+                    ..Packet::reply(pkt, PacketKind::SackAck, 64)
+                },
+                other => panic!("one cumulative SACK per packet, got {other:?}"),
+            });
+        let (_lost, second) = (acks.next().unwrap(), acks.next().unwrap());
+        let before = f.cc.window().unwrap();
+        assert!(!f.on_ack(&second, us(5), &p));
+        assert_eq!(f.tx.inflight, 4150, "only seq 2 is in flight");
+        assert_eq!(
+            f.cc.window().unwrap(),
+            before + 2 * 4150 * 4150 / before,
+            "one step, both packets"
+        );
+        assert!(!f.tx.is_outstanding(0) && !f.tx.is_outstanding(1) && f.tx.is_outstanding(2));
+        let mut lost = Vec::new();
+        assert_eq!(
+            f.on_timer(us(12), &p, &mut lost).lost,
+            1,
+            "seq 2, sent at 2 us, overdue at 12 us"
+        );
+        assert_eq!(f.tx.timeouts, 1);
+        let (seq, _, rtx) = f.tx.take_next(us(12));
+        assert_eq!((seq, rtx), (2, true), "the resend is seq 2, never seq 0");
+    }
+
     /// `transport.rtt_samples`: the late ACK of a packet the timer already
     /// declared lost feeds REPS's RTT window with "every_ack" and not with
     /// "outstanding" (the artifact samples only PSNs it still has a send record of).
