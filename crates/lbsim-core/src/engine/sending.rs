@@ -93,7 +93,9 @@ impl Simulation {
         if f.is_done() {
             return;
         }
-        let out = f.on_timer(now, &self.params.transport, &mut self.lost_scratch);
+        let nic = self.net.hosts[f.spec.src as usize].nic;
+        let nic_free = self.net.ports[nic as usize].busy_until <= now;
+        let out = f.on_timer(now, &self.params.transport, nic_free, &mut self.lost_scratch);
         self.counters.timeouts += out.lost;
         if let Some(at) = out.rearm {
             f.timer_pending = true;

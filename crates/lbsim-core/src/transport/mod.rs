@@ -353,7 +353,15 @@ impl Flow {
 
     /// The retransmission timer fired: declare overdue packets lost, tell
     /// congestion control and the balancer, and say when to fire again.
-    pub fn on_timer(&mut self, now: SimTime, p: &TransportParams, lost: &mut Vec<(u64, u16)>) -> TimerOutcome {
+    /// `nic_free`: the sending host's NIC is idle now, so a retransmission
+    /// the window lets go leaves at once (it decides a timeout RTS).
+    pub fn on_timer(
+        &mut self,
+        now: SimTime,
+        p: &TransportParams,
+        nic_free: bool,
+        lost: &mut Vec<(u64, u16)>,
+    ) -> TimerOutcome {
         if self.tx.recovery != Recovery::Sack {
             let (lost, rearm) = self.tx.on_rdma_timer(now);
             return TimerOutcome {
@@ -371,7 +379,7 @@ impl Flow {
             self.lb.on_lost(now, ev, &mut self.lb_stats);
             if i == 0 && rts_check {
                 let later = lost[1..].iter().map(|l| l.0).sum();
-                rts = self.rts_after_timeout(size, later, now, p.rto);
+                rts = self.rts_after_timeout(size, later, now, p.rto, nic_free);
             }
         }
         if !lost.is_empty() {
@@ -493,7 +501,7 @@ mod tests {
         assert!(!f.tx.is_outstanding(0) && !f.tx.is_outstanding(1) && f.tx.is_outstanding(2));
         let mut lost = Vec::new();
         assert_eq!(
-            f.on_timer(us(12), &p, &mut lost).lost,
+            f.on_timer(us(12), &p, true, &mut lost).lost,
             1,
             "seq 2, sent at 2 us, overdue at 12 us"
         );
@@ -520,7 +528,7 @@ mod tests {
             let (first, _) = f.next_packet(0, SimTime::ZERO);
             f.next_packet(0, us(1));
             let mut lost = Vec::new();
-            assert_eq!(f.on_timer(us(10), &p, &mut lost).lost, 1, "seq 0 overdue");
+            assert_eq!(f.on_timer(us(10), &p, true, &mut lost).lost, 1, "seq 0 overdue");
             let late = Packet::reply(&first, PacketKind::Ack, 64);
             f.on_ack(&late, us(15), &p);
             assert_eq!(f.tx.recent_max_rtt(), want, "outstanding only: {outstanding_only}");

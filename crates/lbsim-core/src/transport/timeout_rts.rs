@@ -6,8 +6,9 @@
 //! - when the retransmission timer declares a packet lost and no other
 //!   retransmission was waiting, and the window has no room for it beside
 //!   what is in flight (the retransmission itself counted when the window
-//!   lets it go at once, as the artifact's `queueForRtx` sends it before
-//!   the check), the sender sends an RTS, at most one per RTO (the
+//!   lets it go and the host's NIC is idle, as the artifact's `queueForRtx`
+//!   then sends it before the check; a busy NIC holds it back), the sender
+//!   sends an RTS, at most one per RTO (the
 //!   artifact's `_rtt`, which is its fixed RTO);
 //! - the RTS is a header-only control packet on an EV drawn from the load
 //!   balancer (`LoadBalancer::header_only_ev`: like a data packet's but
@@ -83,13 +84,17 @@ impl Flow {
     /// retransmission queue, with `later` more bytes declared lost at the
     /// same firing: whether to send an RTS (artifact `rtxTimerExpired`:
     /// `cwnd < size + in_flight` after the retransmission went if it could).
-    pub(super) fn rts_after_timeout(&self, size: u64, later: u64, now: SimTime, rto: SimTime) -> bool {
+    pub(super) fn rts_after_timeout(&self, size: u64, later: u64, now: SimTime, rto: SimTime, nic_free: bool) -> bool {
         let Some(cwnd) = self.cc.window() else {
             return false;
         };
         let mut inflight = self.tx.inflight + later;
-        if cwnd > inflight {
-            inflight += size; // the retransmission goes at once (NIC assumed free)
+        // The artifact's queueForRtx sends the retransmission before the check
+        // only when its NIC is idle (uec.cpp `sendIfPermitted`,
+        // `UecNIC::requestSending` returns no route while a packet is on the
+        // wire); otherwise the packet waits and is not in flight yet.
+        if nic_free && cwnd > inflight {
+            inflight += size;
         }
         cwnd < size + inflight && self.tx.may_send_rts(now, rto)
     }
@@ -183,7 +188,7 @@ mod tests {
         let mut lost = Vec::new();
         fill(&mut f);
         // 10 us: seq 0 times out; window 2 packets, 2 in flight: full.
-        let out = f.on_timer(US(10), &p, &mut lost);
+        let out = f.on_timer(US(10), &p, true, &mut lost);
         assert_eq!((out.lost, out.rts, out.rearm), (1, true, Some(US(11))));
         let rts = f.timeout_rts_packet(0, US(10));
         assert_eq!((rts.kind, rts.seq, rts.size), (PacketKind::Rts, 4, 64));
@@ -195,7 +200,7 @@ mod tests {
         assert_eq!(send(&mut f, t), [0, 3]);
         // 11 us: seq 1 overdue, nothing else waiting, window full, but an
         // RTS went 1 us ago: none now.
-        let out = f.on_timer(US(11), &p, &mut lost);
+        let out = f.on_timer(US(11), &p, true, &mut lost);
         assert_eq!((out.lost, out.rts), (1, false));
         // The RTS's ACK acknowledges its seq and gives the window nothing.
         let cwnd = f.cc.window();
@@ -214,7 +219,7 @@ mod tests {
         // The same flow, its RTS lost: done only once the RTS's seq arrives.
         let mut f = flow();
         fill(&mut f);
-        assert!(f.on_timer(US(10), &p, &mut lost).rts);
+        assert!(f.on_timer(US(10), &p, true, &mut lost).rts);
         f.timeout_rts_packet(0, US(10));
         for seq in [1, 2] {
             ack(
@@ -230,7 +235,7 @@ mod tests {
         }
         assert!(!f.is_done() && !f.tx.has_work(), "all data acknowledged, the RTS not");
         // 20 us: the RTS's seq times out; the window has room: no new RTS.
-        let out = f.on_timer(US(20), &p, &mut lost);
+        let out = f.on_timer(US(20), &p, true, &mut lost);
         assert_eq!((out.lost, out.rts, f.tx.timeouts), (1, false, 2));
         let (again, rtx) = f.next_packet(0, US(20));
         assert_eq!(
@@ -243,7 +248,7 @@ mod tests {
         let off = params(false);
         let mut f = flow();
         fill(&mut f);
-        let out = f.on_timer(US(10), &off, &mut lost);
+        let out = f.on_timer(US(10), &off, true, &mut lost);
         assert_eq!((out.lost, out.rts, out.rearm), (1, false, Some(US(11))));
         ack(
             &mut f,
@@ -260,7 +265,8 @@ mod tests {
     }
 
     /// A timeout that leaves the window room for the retransmission and one
-    /// more packet sends no RTS; one with room for the retransmission only does.
+    /// more packet sends no RTS; one with room for the retransmission only
+    /// does, when the NIC is idle and the retransmission leaves at once.
     #[test]
     fn an_rts_goes_only_when_the_window_cannot_take_the_retransmission_and_one_more() {
         let p = params(true);
@@ -269,16 +275,24 @@ mod tests {
         let mut f = flow();
         f.next_packet(0, SimTime::ZERO);
         f.next_packet(0, US(1));
-        let out = f.on_timer(US(10), &p, &mut lost);
+        let out = f.on_timer(US(10), &p, true, &mut lost);
         assert_eq!(
             (out.lost, out.rts),
             (1, true),
             "2 packets of window: seq 1 and the retransmission"
         );
+        // The same with the host's NIC busy: the retransmission waits for it
+        // and is not in flight at the check (the artifact's `queueForRtx`
+        // sends it first only from an idle NIC), so the window has room: no RTS.
+        let mut f = flow();
+        f.next_packet(0, SimTime::ZERO);
+        f.next_packet(0, US(1));
+        let out = f.on_timer(US(10), &p, false, &mut lost);
+        assert_eq!((out.lost, out.rts), (1, false), "NIC busy: seq 1 only in flight");
         // Seq 0 alone in flight: after the loss the window (2) holds the retransmission and one more.
         let mut f = flow();
         f.next_packet(0, SimTime::ZERO);
-        let out = f.on_timer(US(10), &p, &mut lost);
+        let out = f.on_timer(US(10), &p, true, &mut lost);
         assert_eq!((out.lost, out.rts), (1, false));
     }
 
