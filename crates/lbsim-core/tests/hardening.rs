@@ -256,6 +256,8 @@ fn nonsense_is_refused_naming_its_key() {
         ("queue.ecn_kmax", "150%", "queue.ecn_kmax"),
         ("packet.ack", "8000B", "packet.ack"),
         ("workload.size", "1.5B", "workload.size"),
+        ("cc.initial_cwnd", "150", "cc.initial_cwnd"),
+        ("cc.max_cwnd", "2000B", "cc.max_cwnd"),
         ("topology.link_rate", "1e30Gbps", "topology.link_rate"),
         ("topology.uplinks_per_tor", "100", "topology.uplinks_per_tor"),
         // Found by the fuzzer: k + 1 wrapped to 0 and radix / (k + 1) divided by zero.

@@ -133,6 +133,25 @@ pub fn derived(s: &Scenario, d: &Derived) -> Result<(), ScenarioError> {
     }
     let initial = bytes(&s.cc.initial_cwnd, "cc.initial_cwnd")?;
     let max = bytes(&s.cc.max_cwnd, "cc.max_cwnd")?;
+    // A window holds whole packets; less than one is a slip, most often a
+    // bare number meant as packets ("150" is 150 bytes).
+    for (key, amount, value) in [
+        ("cc.initial_cwnd", &s.cc.initial_cwnd, initial),
+        ("cc.max_cwnd", &s.cc.max_cwnd, max),
+    ] {
+        if value < mtu {
+            let number = amount.text.strip_suffix('B').filter(|n| n.parse::<f64>().is_ok());
+            return err(
+                key,
+                format!(
+                    "({value} B, \"{}\") is smaller than one packet ({mtu} B); a bare number is bytes: write packets \
+                     as \"{}pkt\", or a multiple of the BDP such as \"1.5bdp\"",
+                    amount.text,
+                    number.unwrap_or("10")
+                ),
+            );
+        }
+    }
     // Per pair, a first window above the cap is the REPS artifact's own setting (151 packets
     // against 1.5 BDP = 150.7 between ToRs, 75.3 under one): it falls to the cap at the first
     // unmarked ACK. One cap for all flows: a first window above it is a slip.
