@@ -106,36 +106,18 @@ fn fault(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -> Result<F
             }
             Fault::Degrade(r.value)
         }
-        FailureKind::Loss => match f.loss {
-            Some(p) if p > 0.0 && p <= 1.0 => Fault::Loss(p),
-            Some(p) => {
-                return err(
-                    format!("{key}.loss"),
-                    format!("must be a probability in (0, 1], got {p}"),
-                )
-            }
-            None => {
-                return err(
-                    format!("{key}.loss"),
-                    "a loss failure needs its loss probability, like 1e-4",
-                )
-            }
-        },
-        FailureKind::SwitchBer => match f.loss {
-            Some(p) if p > 0.0 && p <= 1.0 => Fault::SwitchBer(p),
-            Some(p) => {
-                return err(
-                    format!("{key}.loss"),
-                    format!("must be a share in (0, 1] of the packets arriving at switches, got {p}"),
-                )
-            }
-            None => {
-                return err(
-                    format!("{key}.loss"),
-                    "a switch_ber failure needs the share of switch arrivals that mark, like 0.01 (the artifact's 1 % file)",
-                )
-            }
-        },
+        FailureKind::Loss => Fault::Loss(share(
+            f.loss,
+            key,
+            "a probability in (0, 1]",
+            "a loss failure needs its loss probability, like 1e-4",
+        )?),
+        FailureKind::SwitchBer => Fault::SwitchBer(share(
+            f.loss,
+            key,
+            "a share in (0, 1] of the packets arriving at switches",
+            "a switch_ber failure needs the share of switch arrivals that mark, like 0.01 (the artifact's 1 % file)",
+        )?),
         FailureKind::DropNth => match f.nth {
             Some(n) if n >= 1 => Fault::DropNth(n),
             _ => {
@@ -219,6 +201,15 @@ pub fn plan(s: &Scenario, net: &Network) -> Result<Vec<FailurePlan>, ScenarioErr
         }
     }
     Ok(plans)
+}
+
+/// `loss`, a share in (0, 1]: `must` says what it must be, `missing` what a failure without it lacks.
+fn share(loss: Option<f64>, key: &str, must: &str, missing: &str) -> Result<f64, ScenarioError> {
+    match loss {
+        Some(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        Some(p) => err(format!("{key}.loss"), format!("must be {must}, got {p}")),
+        None => err(format!("{key}.loss"), missing),
+    }
 }
 
 /// A `switch_ber` entry takes no target (it covers every switch, as the
