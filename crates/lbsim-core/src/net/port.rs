@@ -204,4 +204,22 @@ impl Port {
         };
         self.queue.backlog_bytes() + on_line
     }
+
+    /// Bytes of every packet the port holds, control included, counting a
+    /// packet on the line whole up to and including the picosecond its last
+    /// bit leaves: the REPS artifact's `queuesize()` as its switch reads it
+    /// (`fat_tree_switch.cpp` `adaptive_nvidia`; `CompositeQueue` counts a
+    /// packet until `completeService`, and its runs handle an arrival before
+    /// a completion at the same time). Read at decision time only: nothing
+    /// on the packet path keeps it.
+    pub fn backlog_whole_packets(&self, now: SimTime) -> u64 {
+        use super::queue::QueueDiscipline;
+        // Packets stay on the wire until they reach the far end, a link
+        // latency after their last bit left; the newest are at the back.
+        let on_line: u64 = (self.wire.iter().rev())
+            .take_while(|(arrival, _)| *arrival >= now + self.latency)
+            .map(|(_, pkt)| pkt.size as u64)
+            .sum();
+        self.queue.all_bytes_waiting() + on_line
+    }
 }

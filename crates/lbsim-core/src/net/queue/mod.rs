@@ -103,6 +103,11 @@ pub trait QueueDiscipline {
     fn is_empty(&self) -> bool;
     /// Data bytes waiting (what adaptive routing compares, what sampling records).
     fn backlog_bytes(&self) -> u64;
+    /// Bytes waiting of every class, control included (adaptive routing's
+    /// `whole_packets` measure). Read only when a switch compares queues.
+    fn all_bytes_waiting(&self) -> u64 {
+        self.backlog_bytes()
+    }
     fn stats(&self) -> &QueueStats;
     /// The largest backlog since the last call, then start a new window.
     fn take_window_max(&mut self) -> u64;
@@ -150,6 +155,9 @@ impl QueueDiscipline for Queue {
     #[inline]
     fn backlog_bytes(&self) -> u64 {
         dispatch!(self, q => q.backlog_bytes())
+    }
+    fn all_bytes_waiting(&self) -> u64 {
+        dispatch!(self, q => q.all_bytes_waiting())
     }
     fn stats(&self) -> &QueueStats {
         dispatch!(self, q => q.stats())

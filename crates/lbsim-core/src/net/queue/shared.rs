@@ -369,6 +369,10 @@ impl QueueDiscipline for SharedQueue {
         self.backlog()
     }
 
+    fn all_bytes_waiting(&self) -> u64 {
+        self.classes.iter().flatten().map(|e| e.size as u64).sum()
+    }
+
     fn stats(&self) -> &QueueStats {
         &self.stats
     }

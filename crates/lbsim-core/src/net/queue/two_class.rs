@@ -288,6 +288,10 @@ impl QueueDiscipline for TwoClassQueue {
     fn backlog_bytes(&self) -> u64 {
         self.data_bytes
     }
+    fn all_bytes_waiting(&self) -> u64 {
+        // Control packets are few and small: summed when asked, not kept on the hot path.
+        self.data_bytes + self.control.iter().map(|&(_, size)| size as u64).sum::<u64>()
+    }
 
     fn stats(&self) -> &QueueStats {
         &self.stats
