@@ -391,6 +391,15 @@ fn bad_failures_name_the_key() {
             "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\n[[failures]]\nkind = \"switch_ber\"\nloss = 0.02\n",
             "failures[1].kind",
         ),
+        (
+            "[[failures]]\nkind = \"cable_ber\"\nloss = 0.01\nlink = \"t0_0->t1_0\"\n",
+            "failures[0].link",
+        ),
+        ("[[failures]]\nkind = \"cable_ber\"\nloss = 1.5\n", "failures[0].loss"),
+        (
+            "[[failures]]\nkind = \"switch_ber\"\nloss = 0.01\n[[failures]]\nkind = \"cable_ber\"\nloss = 0.01\n",
+            "failures[1].kind",
+        ),
         ("[observe]\nports = [\"t0_99\"]\n", "observe.ports[0]"),
         ("[routing]\nconvergence = \"soon\"\n", "routing.convergence"),
     ];

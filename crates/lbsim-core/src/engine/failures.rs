@@ -29,8 +29,8 @@ impl Simulation {
             }
         }
         let fault = plan.fault;
-        if let Fault::SwitchBer(_) = fault {
-            if let Some(b) = &mut self.switch_ber {
+        if let Fault::SwitchBer(_) | Fault::CableBer(_) = fault {
+            if let Some(b) = &mut self.bit_errors {
                 b.active = begin;
             }
             return; // network-wide: no ports
@@ -66,7 +66,7 @@ impl Simulation {
                 port.set_rate(r);
             }
             Fault::Loss(x) => port.fault = if begin { PortFault::Loss(x) } else { PortFault::None },
-            Fault::SwitchBer(_) => unreachable!("switch_ber has no ports"),
+            Fault::SwitchBer(_) | Fault::CableBer(_) => unreachable!("bit errors have no ports"),
             Fault::DropNth(n) => {
                 port.fault = if begin {
                     PortFault::DropNth { n, seen: 0 }
@@ -91,6 +91,42 @@ impl Simulation {
             let alive: Vec<bool> = self.net.ports.iter().map(|p| p.routed_down == 0).collect();
             routing::converge(&mut self.net, &alive);
             self.counters.route_updates += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// One flow from ToR 0 to ToR 7: every packet it and its receiver send
+    /// crosses 4 links and 3 switches. `switch_ber` counts it 3 times,
+    /// `cable_ber` 7 (the links and each switch's own pipe, as the REPS
+    /// artifact's `Pipe::receivePacket` does); every loss is a mark taken at
+    /// the receiver, and marks are about 1 % of what was counted.
+    #[test]
+    fn bit_errors_count_each_packet_where_the_artifact_does() {
+        let dir = std::env::temp_dir().join(format!("lbsim-ber-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f.csv"), "src,dst,size_bytes,start_us\n0,31,4194304,0\n").unwrap();
+        for (kind, per_packet) in [("switch_ber", 3), ("cable_ber", 7)] {
+            let toml = format!(
+                "preset = \"reps_artifact\"\n[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"ops\"\n\
+                 [workload]\nkind = \"flows\"\nfile = \"f.csv\"\n[[failures]]\nkind = \"{kind}\"\nloss = 0.01\n"
+            );
+            let s = crate::Scenario::from_toml(&toml).unwrap();
+            let mut sim = crate::build::build(&s, Some(&dir)).unwrap();
+            sim.run();
+            assert!(sim.flow_records()[0].finished, "{kind}");
+            let ber = sim.bit_errors.as_ref().unwrap();
+            let (counted, marked) = ber.counted();
+            assert_eq!(counted, per_packet * sim.counters.packets_sent, "{kind}");
+            assert!(
+                ber.losses > 0 && ber.losses <= marked,
+                "{kind}: {} losses, {marked} marks",
+                ber.losses
+            );
+            assert_eq!(ber.losses, sim.counters.drops_failure, "{kind}");
+            let share = marked as f64 / counted as f64;
+            assert!((0.009..=0.0101).contains(&share), "{kind}: {marked} marks of {counted}");
         }
     }
 }

@@ -66,7 +66,7 @@ impl Simulation {
         if pkt.kind == PacketKind::Pause {
             return self.on_pause_frame(link, id); // counts it delivered
         }
-        if let Some(ber) = &mut self.switch_ber {
+        if let Some(ber) = &mut self.bit_errors {
             if ber.take(&pkt) {
                 return self.drop_packet(id, true); // the artifact's receiver drops it silently
             }

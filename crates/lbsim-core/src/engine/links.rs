@@ -12,6 +12,7 @@
 
 use super::Simulation;
 use crate::event::Event;
+use crate::failure::bit_errors::Site;
 use crate::net::queue::{Admission, QueueCtx, QueueDiscipline};
 use crate::net::{Decision, Network, Node, PortFault, PortId, Queue};
 use crate::packet::{Packet, PacketId, PacketKind};
@@ -160,12 +161,8 @@ impl Simulation {
                 self.drop_packet(id, true);
                 continue;
             }
-            if let Node::Switch(sw) = port.from {
-                if self.net.policies.has_egress_hooks() {
-                    let pkt = self.pool.get_mut(id);
-                    self.net.policies.egress(sw, self.now, port_id, pkt);
-                    size = pkt.size; // a hook may add bytes (an INT record)
-                }
+            if self.egress_work {
+                size = self.on_egress(port_id, id, size);
             }
             let pkt = self.pool.take(id);
             self.put_on_wire(port_id, pkt, size);
@@ -174,6 +171,27 @@ impl Simulation {
             }
             return;
         }
+    }
+
+    /// What happens to a packet as it goes on a line, besides being sent, when
+    /// the run has anything of the kind (`egress_work`): switch policies'
+    /// egress hooks (which may add bytes, as an INT record) and `cable_ber`'s
+    /// count, which the artifact makes where a packet enters a link
+    /// (`Pipe::receivePacket`). Its wire size.
+    #[inline(never)]
+    fn on_egress(&mut self, port_id: PortId, id: PacketId, size: u32) -> u32 {
+        let pkt = self.pool.get_mut(id);
+        let mut size = size;
+        if let Node::Switch(sw) = self.net.ports[port_id as usize].from {
+            if self.net.policies.has_egress_hooks() {
+                self.net.policies.egress(sw, self.now, port_id, pkt);
+                size = pkt.size;
+            }
+        }
+        if let Some(ber) = self.bit_errors.as_mut().filter(|b| b.site == Site::Links) {
+            ber.count(pkt, self.now);
+        }
+        size
     }
 
     /// The line of a free port takes a packet of `size` bytes now: it is
@@ -224,8 +242,11 @@ impl Simulation {
         // PFC frames are taken where the packet is read anyway (`switch_receive`, `host_receive`).
         match port.to {
             Node::Switch(sw) => {
-                if let Some(ber) = &mut self.switch_ber {
-                    ber.on_switch_arrival(&pkt); // where the artifact's switch queue counts it
+                if let Some(ber) = &mut self.bit_errors {
+                    // switch_ber: where the artifact's switch queue counts it. cable_ber:
+                    // the artifact's switch passes every packet through a pipe of its own
+                    // (FatTreeSwitch::_pipe, 0 delay), which counts as a cable entry.
+                    ber.count(&pkt, self.now);
                 }
                 if pkt.routed_by_hash() && self.cut_through(sw, &pkt) {
                     return;
@@ -247,8 +268,8 @@ impl Simulation {
     /// memory traffic. False: nothing done, take the general way.
     #[inline(always)]
     fn cut_through(&mut self, sw: u32, pkt: &Packet) -> bool {
-        if self.net.policies.has_egress_hooks() {
-            return false;
+        if self.egress_work {
+            return false; // `start_tx` does what a packet going on a line needs
         }
         let Some(out) = self.net.route_hashed(sw, pkt) else {
             return false;

@@ -24,6 +24,7 @@ mod sending;
 
 use crate::cc::ReceiverCc;
 use crate::event::{Event, EventQueue};
+use crate::failure::bit_errors::{BitErrors, Site};
 use crate::failure::FailurePlan;
 use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
@@ -122,8 +123,11 @@ pub struct Simulation {
     senders_done: usize,
     total_bytes: u64,
     failures: Vec<FailurePlan>,
-    /// A `switch_ber` failure's network-wide marks, if the run has one.
-    switch_ber: Option<Box<crate::failure::switch_ber::SwitchBer>>,
+    /// A `switch_ber` or `cable_ber` failure's network-wide marks, if the run has one.
+    bit_errors: Option<Box<BitErrors>>,
+    /// A packet going on a line has more to do than be sent (`on_egress`):
+    /// switch egress hooks or `cable_ber`'s count. Set when the run starts.
+    egress_work: bool,
     meta: WorkloadMeta,
     /// Routing's lag behind a port going down or up; None: it never catches up.
     convergence: Option<SimTime>,
@@ -180,7 +184,8 @@ impl Simulation {
             flows_done: 0,
             senders_done: 0,
             failures: Vec::new(),
-            switch_ber: None,
+            bit_errors: None,
+            egress_work: false,
             meta: WorkloadMeta::default(),
             convergence: None,
             observer: None,
@@ -210,10 +215,9 @@ impl Simulation {
                 },
             );
         }
-        self.switch_ber = plans.iter().find_map(|p| match p.fault {
-            crate::failure::Fault::SwitchBer(share) => {
-                Some(Box::new(crate::failure::switch_ber::SwitchBer::new(share)))
-            }
+        self.bit_errors = plans.iter().find_map(|p| match p.fault {
+            crate::failure::Fault::SwitchBer(share) => Some(Box::new(BitErrors::new(share, Site::Switches))),
+            crate::failure::Fault::CableBer(share) => Some(Box::new(BitErrors::new(share, Site::Links))),
             _ => None,
         });
         self.failures = plans;
@@ -283,6 +287,8 @@ impl Simulation {
     /// false to stop the run.
     pub fn run_with_progress(&mut self, every: u64, progress: &mut dyn FnMut(Progress) -> bool) -> StopReason {
         let t0 = std::time::Instant::now();
+        self.egress_work =
+            self.net.policies.has_egress_hooks() || self.bit_errors.as_ref().is_some_and(|b| b.site == Site::Links);
         let mut next_report = self.counters.events.saturating_add(every);
         // One comparison per event serves the progress callback and the no-progress guard.
         let mut next_look = next_report.min(self.guard.next_check);

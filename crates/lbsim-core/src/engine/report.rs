@@ -130,8 +130,10 @@ impl Simulation {
             let mut kind = Vec::new();
             let (mut start, mut dur, mut every) = (Vec::new(), Vec::new(), Vec::new());
             for f in &self.failures {
-                // A network-wide failure (switch_ber) has no ports: one row for it.
-                let names: Vec<String> = if f.ports.is_empty() {
+                // A network-wide failure (switch_ber, cable_ber) has no ports: one row for it.
+                let names: Vec<String> = if let Fault::CableBer(_) = f.fault {
+                    vec!["all links".to_string()]
+                } else if f.ports.is_empty() {
                     vec!["all switches".to_string()]
                 } else {
                     f.ports
@@ -149,6 +151,7 @@ impl Simulation {
                             Fault::Loss(_) => "loss",
                             Fault::DropNth(_) => "drop_nth",
                             Fault::SwitchBer(_) => "switch_ber",
+                            Fault::CableBer(_) => "cable_ber",
                         }
                         .to_string(),
                     );

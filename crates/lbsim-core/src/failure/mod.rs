@@ -15,7 +15,7 @@
 //! Failure drops are silent: no trimming and no NACK, whatever the queue
 //! does with congestion (REPS §3.2: the sender learns only by timeout).
 
-pub mod switch_ber;
+pub mod bit_errors;
 mod targets;
 
 use crate::net::{Network, PortId};
@@ -34,6 +34,9 @@ pub enum Fault {
     /// The artifact's switch bit errors (`switch_ber`), with the share of
     /// switch arrivals that mark; network-wide, so its plan has no ports.
     SwitchBer(f64),
+    /// The artifact's cable bit errors (`cable_ber`), with the share of link
+    /// entries that mark; network-wide too.
+    CableBer(f64),
 }
 
 /// One target's failure with its timing, ready for the event loop.
@@ -66,7 +69,7 @@ fn check_kind_keys(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -
     let wanted = match kind {
         FailureKind::Down => "",
         FailureKind::Degrade => "rate",
-        FailureKind::Loss | FailureKind::SwitchBer => "loss",
+        FailureKind::Loss | FailureKind::SwitchBer | FailureKind::CableBer => "loss",
         FailureKind::DropNth => "nth",
     };
     for (k, is) in given {
@@ -117,6 +120,12 @@ fn fault(f: &Failure, key: &str, kind: FailureKind, link_rate: Rate) -> Result<F
             key,
             "a share in (0, 1] of the packets arriving at switches",
             "a switch_ber failure needs the share of switch arrivals that mark, like 0.01 (the artifact's 1 % file)",
+        )?),
+        FailureKind::CableBer => Fault::CableBer(share(
+            f.loss,
+            key,
+            "a share in (0, 1] of the packets entering links",
+            "a cable_ber failure needs the share of link entries that mark, like 0.01 (the artifact's 1 % file)",
         )?),
         FailureKind::DropNth => match f.nth {
             Some(n) if n >= 1 => Fault::DropNth(n),
@@ -169,8 +178,8 @@ pub fn plan(s: &Scenario, net: &Network) -> Result<Vec<FailurePlan>, ScenarioErr
         if f.times == Some(0) {
             return err(format!("{key}.times"), "must be at least 1");
         }
-        if kind == FailureKind::SwitchBer {
-            switch_ber_keys(s, f, i, &key)?;
+        if matches!(kind, FailureKind::SwitchBer | FailureKind::CableBer) {
+            bit_error_keys(s, f, i, &key, kind)?;
             plans.push(FailurePlan {
                 fault,
                 ports: Vec::new(),
@@ -212,9 +221,14 @@ fn share(loss: Option<f64>, key: &str, must: &str, missing: &str) -> Result<f64,
     }
 }
 
-/// A `switch_ber` entry takes no target (it covers every switch, as the
-/// artifact's does), and a run has at most one (they would share one set).
-fn switch_ber_keys(s: &Scenario, f: &Failure, i: usize, key: &str) -> Result<(), ScenarioError> {
+/// A `switch_ber` or `cable_ber` entry takes no target (it covers every
+/// switch or link, as the artifact's does), and a run has at most one of
+/// them (they would share one set of marks).
+fn bit_error_keys(s: &Scenario, f: &Failure, i: usize, key: &str, kind: FailureKind) -> Result<(), ScenarioError> {
+    let (name, covers) = match kind {
+        FailureKind::CableBer => ("cable_ber", "every link"),
+        _ => ("switch_ber", "every switch"),
+    };
     for (k, is) in [
         ("link", f.link.is_some()),
         ("switch", f.switch.is_some()),
@@ -231,14 +245,15 @@ fn switch_ber_keys(s: &Scenario, f: &Failure, i: usize, key: &str) -> Result<(),
         if is {
             return err(
                 format!("{key}.{k}"),
-                "does not apply to kind \"switch_ber\": it counts packets at every switch (leave the target out)",
+                format!("does not apply to kind \"{name}\": it counts packets at {covers} (leave the target out)"),
             );
         }
     }
-    if s.failures[..i].iter().any(|g| g.kind == Some(FailureKind::SwitchBer)) {
+    let bit_errors = |g: &Failure| matches!(g.kind, Some(FailureKind::SwitchBer | FailureKind::CableBer));
+    if s.failures[..i].iter().any(bit_errors) {
         return err(
             format!("{key}.kind"),
-            "a scenario can have only one switch_ber entry (they would share one set of marks)",
+            "a scenario can have only one switch_ber or cable_ber entry (they would share one set of marks)",
         );
     }
     Ok(())

@@ -19,8 +19,11 @@ pub enum FailureKind {
     /// The REPS artifact's switch bit errors, network-wide: a share `loss` of
     /// the packets arriving at switches mark their sequence number, and the
     /// next data packet with a marked number to reach any receiver is lost
-    /// (`crate::failure::switch_ber`). Takes no target.
+    /// (`crate::failure::bit_errors`). Takes no target.
     SwitchBer,
+    /// The REPS artifact's cable bit errors: as `switch_ber`, but a share
+    /// `loss` of the packets entering links mark, at least 10 ns apart.
+    CableBer,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,8 +84,8 @@ pub struct Failure {
     /// `degrade`: the rate the link runs at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateSpec>,
-    /// `loss`: probability each packet is lost; `switch_ber`: the share of
-    /// switch arrivals that mark their sequence number.
+    /// `loss`: probability each packet is lost; `switch_ber` (`cable_ber`):
+    /// the share of switch arrivals (link entries) that mark their sequence number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<f64>,
     /// `drop_nth`: every nth packet is lost.
