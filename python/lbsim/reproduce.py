@@ -88,6 +88,8 @@ _FIG07_MODES: dict[str, list[dict[str, Any]]] = {
     "degraded": [{"kind": "degrade", "rate": "200Gbps", "link": "t0_0->t1_0", "direction": "both", "at": "50us"}],
     # The artifact's 1 % switch bit errors (its Fig. 7 script's ber_switch_one_percent.txt), network-wide.
     "loss_1pct": [{"kind": "switch_ber", "loss": 0.01, "at": "50us"}],
+    # Its 1 % cable bit errors (ber_cable_one_percent.txt), which the same script also runs.
+    "cable_ber": [{"kind": "cable_ber", "loss": 0.01, "at": "50us"}],
     "every_10th": [{"kind": "drop_nth", "nth": 10, "link": "t0_0->t1_0", "at": "50us"}],
 }
 
