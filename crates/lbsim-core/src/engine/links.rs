@@ -12,7 +12,6 @@
 
 use super::Simulation;
 use crate::event::Event;
-use crate::failure::bit_errors::Site;
 use crate::net::queue::{Admission, QueueCtx, QueueDiscipline};
 use crate::net::{Decision, Network, Node, PortFault, PortId, Queue};
 use crate::packet::{Packet, PacketId, PacketKind};
@@ -161,8 +160,12 @@ impl Simulation {
                 self.drop_packet(id, true);
                 continue;
             }
-            if self.egress_work {
-                size = self.on_egress(port_id, id, size);
+            if let Node::Switch(sw) = port.from {
+                if self.net.policies.has_egress_hooks() {
+                    let pkt = self.pool.get_mut(id);
+                    self.net.policies.egress(sw, self.now, port_id, pkt);
+                    size = pkt.size; // a hook may add bytes (an INT record)
+                }
             }
             let pkt = self.pool.take(id);
             self.put_on_wire(port_id, pkt, size);
@@ -171,27 +174,6 @@ impl Simulation {
             }
             return;
         }
-    }
-
-    /// What happens to a packet as it goes on a line, besides being sent, when
-    /// the run has anything of the kind (`egress_work`): switch policies'
-    /// egress hooks (which may add bytes, as an INT record) and `cable_ber`'s
-    /// count, which the artifact makes where a packet enters a link
-    /// (`Pipe::receivePacket`). Its wire size.
-    #[inline(never)]
-    fn on_egress(&mut self, port_id: PortId, id: PacketId, size: u32) -> u32 {
-        let pkt = self.pool.get_mut(id);
-        let mut size = size;
-        if let Node::Switch(sw) = self.net.ports[port_id as usize].from {
-            if self.net.policies.has_egress_hooks() {
-                self.net.policies.egress(sw, self.now, port_id, pkt);
-                size = pkt.size;
-            }
-        }
-        if let Some(ber) = self.bit_errors.as_mut().filter(|b| b.site == Site::Links) {
-            ber.count(pkt, self.now);
-        }
-        size
     }
 
     /// The line of a free port takes a packet of `size` bytes now: it is
@@ -205,6 +187,14 @@ impl Simulation {
         let done = self.now + port.serialization(size as u64);
         port.busy_until = done;
         let arrival = done + port.latency;
+        if port.counts_entries {
+            // cable_ber: the artifact counts a packet entering a link (`Pipe::receivePacket`).
+            // A flag in padding beside `up` and `paused`, on the cache line of the wire FIFO
+            // written just below, so a run without cable_ber pays one predictable branch.
+            if let Some(ber) = &mut self.bit_errors {
+                ber.count(&pkt, self.now);
+            }
+        }
         port.wire.push_back((arrival, pkt));
         if port.wire.len() == 1 {
             self.events.push(arrival, Event::LinkDeliver { port: port_id });
@@ -268,8 +258,8 @@ impl Simulation {
     /// memory traffic. False: nothing done, take the general way.
     #[inline(always)]
     fn cut_through(&mut self, sw: u32, pkt: &Packet) -> bool {
-        if self.egress_work {
-            return false; // `start_tx` does what a packet going on a line needs
+        if self.net.policies.has_egress_hooks() {
+            return false;
         }
         let Some(out) = self.net.route_hashed(sw, pkt) else {
             return false;

@@ -125,9 +125,6 @@ pub struct Simulation {
     failures: Vec<FailurePlan>,
     /// A `switch_ber` or `cable_ber` failure's network-wide marks, if the run has one.
     bit_errors: Option<Box<BitErrors>>,
-    /// A packet going on a line has more to do than be sent (`on_egress`):
-    /// switch egress hooks or `cable_ber`'s count. Set when the run starts.
-    egress_work: bool,
     meta: WorkloadMeta,
     /// Routing's lag behind a port going down or up; None: it never catches up.
     convergence: Option<SimTime>,
@@ -185,7 +182,6 @@ impl Simulation {
             senders_done: 0,
             failures: Vec::new(),
             bit_errors: None,
-            egress_work: false,
             meta: WorkloadMeta::default(),
             convergence: None,
             observer: None,
@@ -220,6 +216,10 @@ impl Simulation {
             crate::failure::Fault::CableBer(share) => Some(Box::new(BitErrors::new(share, Site::Links))),
             _ => None,
         });
+        let count_entries = self.bit_errors.as_ref().is_some_and(|b| b.site == Site::Links);
+        for port in &mut self.net.ports {
+            port.counts_entries = count_entries;
+        }
         self.failures = plans;
         self.convergence = convergence;
     }
@@ -287,8 +287,6 @@ impl Simulation {
     /// false to stop the run.
     pub fn run_with_progress(&mut self, every: u64, progress: &mut dyn FnMut(Progress) -> bool) -> StopReason {
         let t0 = std::time::Instant::now();
-        self.egress_work =
-            self.net.policies.has_egress_hooks() || self.bit_errors.as_ref().is_some_and(|b| b.site == Site::Links);
         let mut next_report = self.counters.events.saturating_add(every);
         // One comparison per event serves the progress callback and the no-progress guard.
         let mut next_look = next_report.min(self.guard.next_check);

@@ -71,6 +71,8 @@ pub struct Port {
     pub up: bool,
     /// Priority classes the node at the far end has paused (PFC; bit c: class c).
     pub paused: u8,
+    /// A `cable_ber` failure counts every packet this port puts on its line.
+    pub(crate) counts_entries: bool,
     /// Loss on a link that is up (random or every nth packet).
     pub(crate) fault: PortFault,
     /// Packets on the wire with their arrival time at the far end, by value
@@ -130,6 +132,7 @@ impl Port {
                 local: 0,
             },
             paused: 0,
+            counts_entries: false,
             pfc: None,
             rate,
             latency,
