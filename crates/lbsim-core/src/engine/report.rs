@@ -132,7 +132,7 @@ impl Simulation {
             for f in &self.failures {
                 // A network-wide failure (switch_ber, cable_ber) has no ports: one row for it.
                 let names: Vec<String> = if let Fault::CableBer(_) = f.fault {
-                    vec!["all links".to_string()]
+                    vec!["all links and switches".to_string()] // cable_ber also counts each switch's own pipe
                 } else if f.ports.is_empty() {
                     vec!["all switches".to_string()]
                 } else {
