@@ -222,11 +222,11 @@ fn share(loss: Option<f64>, key: &str, must: &str, missing: &str) -> Result<f64,
 }
 
 /// A `switch_ber` or `cable_ber` entry takes no target (it covers every
-/// switch or link, as the artifact's does), and a run has at most one of
+/// switch, or every link and switch, as the artifact's do), and a run has at most one of
 /// them (they would share one set of marks).
 fn bit_error_keys(s: &Scenario, f: &Failure, i: usize, key: &str, kind: FailureKind) -> Result<(), ScenarioError> {
     let (name, covers) = match kind {
-        FailureKind::CableBer => ("cable_ber", "every link"),
+        FailureKind::CableBer => ("cable_ber", "every link and switch"),
         _ => ("switch_ber", "every switch"),
     };
     for (k, is) in [
