@@ -73,7 +73,9 @@ pub struct Packet {
     /// Which switch policy chooses its way up: 0 hashes the EV (ECMP), k > 0
     /// is the k-th switch policy of the run (`net::policy`).
     pub route: u8,
-    /// `AckBatch`: how many logged seqs it acknowledges; `Rts`: credits needed.
+    /// `AckBatch`: how many logged seqs it acknowledges; `Rts`: credits needed;
+    /// `Data`: 1 when it asks for an ACK at once (`transport.ack_request`),
+    /// echoed by the answer (`ack_requested`).
     pub span: u16,
     /// Bits owned by the packet's switch policy (route class > 0), for the
     /// header fields a switch-side balancer adds (CONGA's path tag and
@@ -137,6 +139,13 @@ impl Packet {
             span: class as u16,
             ..Packet::new(PacketKind::Pause, NO_FLOW, u32::MAX, u32::MAX, size, now)
         }
+    }
+
+    /// A data packet that asks for an ACK at once (the REPS artifact's AR
+    /// flag, `transport.ack_request`), or the ACK answering one.
+    #[inline]
+    pub fn ack_requested(&self) -> bool {
+        matches!(self.kind, PacketKind::Data | PacketKind::SackAck) && self.span != 0
     }
 
     /// Control packets travel in the priority class: everything but untrimmed data.

@@ -130,6 +130,10 @@ fn scenario_text(case: u64) -> String {
     if !rdma && matches!(cc, "dctcp" | "mprdma") && G::new(case, 4).chance(0.4) {
         t += "timeout_rts = true\n";
     }
+    // The artifact's ACK request on the "sack" transport, from its own stream too.
+    if !rdma && G::new(case, 5).chance(0.4) {
+        t += "ack_request = true\n";
+    }
     let mut cc = cc;
     if rdma {
         t += &format!(

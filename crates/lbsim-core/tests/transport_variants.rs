@@ -423,6 +423,16 @@ fn the_artifact_preset_sets_the_timeout_rts_for_window_ccs_only() {
     assert!(e.message.contains("eqds"), "{e}");
 }
 
+/// `transport.ack_request` is the "sack" transport's; `reps_artifact` sets it.
+#[test]
+fn the_ack_request_is_the_artifact_preset_s_and_the_sack_transport_s() {
+    assert!(with("").transport.ack_request);
+    assert!(!scenario("").transport.ack_request, "reps_paper: off");
+    let e = Scenario::from_toml("preset = \"rdma_lossless\"\n[transport]\nack_request = true\n").unwrap_err();
+    assert_eq!(e.key, "transport.ack_request", "{e}");
+    assert!(e.message.contains("gbn"), "{e}");
+}
+
 // ---- keys ------------------------------------------------------------------
 
 #[test]

@@ -11,10 +11,10 @@ use lbsim_core::{RunOutput, Scenario};
 /// (scenario, lb.kind, mean, max sender-side completion time in us, timeouts, REPS freeze entries).
 const ANCHORS: &[(&str, &str, f64, f64, u64, u64)] = &[
     ("permutation_8mib", "ecmp", 341.798, 639.600, 4976, 0),
-    ("permutation_8mib", "ops", 186.217, 198.850, 22, 0),
+    ("permutation_8mib", "ops", 186.243, 199.249, 21, 0),
     ("permutation_8mib", "reps", 183.284, 185.010, 0, 0),
-    ("permutation_8mib_dead_uplink", "ops", 284.611, 2314.997, 2073, 0),
-    ("permutation_8mib_dead_uplink", "reps", 183.481, 189.940, 117, 7),
+    ("permutation_8mib_dead_uplink", "ops", 285.112, 2339.629, 2073, 0),
+    ("permutation_8mib_dead_uplink", "reps", 183.499, 190.667, 117, 7),
 ];
 
 fn run(name: &str, lb: &str) -> RunOutput {

@@ -97,6 +97,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
             trimming: s.queue.trimming,
             rtt_outstanding_only: s.transport.rtt_samples == crate::scenario::RttSamples::Outstanding,
             timeout_rts: s.transport.timeout_rts,
+            ack_request: s.transport.ack_request,
             acks: AckPolicy {
                 ratio: s.transport.ack_ratio,
                 delay: s.transport.ack_delay.value,

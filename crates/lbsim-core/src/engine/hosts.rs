@@ -40,7 +40,7 @@ impl Simulation {
                 }
                 continue;
             }
-            let (pkt, rtx) = f.next_packet(fid, now);
+            let (pkt, rtx) = f.next_packet(fid, now, self.params.transport.ack_request);
             let arm_timer = !f.timer_pending;
             f.timer_pending = true;
             if f.can_send() {

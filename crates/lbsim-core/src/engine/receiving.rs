@@ -79,7 +79,7 @@ impl Simulation {
             let (index, echo) = f.rx.take_sack(f.tx.npkts);
             Batch {
                 start: index,
-                span: 0,
+                span: echo.ack_requested as u16, // a SACK's span: its bitmap starts at the trigger
                 echo,
             }
         } else {

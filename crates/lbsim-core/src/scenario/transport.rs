@@ -86,6 +86,10 @@ pub struct Transport {
     pub timeout_rts: bool,
     /// Which lost packet goes first: "loss" (as found) or "seq" (lowest first).
     pub rtx_order: RtxOrder,
+    /// A data packet that is resent, ends the message or fills the window
+    /// asks for an ACK at once, and a cumulative SACK answering it maps the
+    /// 64 packets from it on (the REPS artifact's AR flag); "sack" only.
+    pub ack_request: bool,
     /// A flow starts with the balancer state and window the last finished
     /// flow of its host pair ended with (the REPS artifact's connection
     /// mapping, `engine::pair_state`); false: every flow starts afresh.
@@ -149,6 +153,16 @@ impl Transport {
                      its own RTS: cc.eqds.rts); set timeout_rts = false",
                     kind_name(self.kind),
                     cc.name()
+                ),
+            );
+        }
+        if self.ack_request && self.kind != TransportKind::Sack {
+            return bad(
+                "ack_request",
+                format!(
+                    "is the ACK request of transport.kind = \"sack\"; an RDMA receiver (\"{}\") acknowledges \
+                     every packet at once already: set ack_request = false",
+                    kind_name(self.kind)
                 ),
             );
         }

@@ -21,6 +21,8 @@ use crate::time::SimTime;
 pub struct Trigger {
     pub ev: u16,
     pub ecn: bool,
+    /// It asked for an ACK at once (`Packet::ack_requested`).
+    pub ack_requested: bool,
     pub route: u8,
     pub sent_at: SimTime,
 }

@@ -54,6 +54,8 @@ pub struct TransportParams {
     pub rtt_outstanding_only: bool,
     /// A window-limited timeout sends an RTS (`transport::timeout_rts`).
     pub timeout_rts: bool,
+    /// Some data packets ask for an ACK at once (`transport.ack_request`).
+    pub ack_request: bool,
 }
 
 /// What the retransmission timer did.
@@ -203,8 +205,9 @@ impl Flow {
     }
 
     /// The next data packet, on an EV of the balancer's choice: (packet, is a retransmission).
+    /// With `ack_request` it asks for an ACK at once when `asks_for_ack` says so.
     #[inline]
-    pub fn next_packet(&mut self, id: u32, now: SimTime) -> (Packet, bool) {
+    pub fn next_packet(&mut self, id: u32, now: SimTime, ack_request: bool) -> (Packet, bool) {
         let (seq, size, rtx) = self.tx.take_next(now);
         self.cc.on_send(now, size);
         let ev = if self.tx.is_rts(seq) {
@@ -213,8 +216,22 @@ impl Flow {
             self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats)
         };
         self.tx.record_ev(seq, ev);
-        let pkt = Packet::data(id, seq, self.spec.src, self.spec.dst, size, ev, self.route, now);
+        let mut pkt = Packet::data(id, seq, self.spec.src, self.spec.dst, size, ev, self.route, now);
+        if ack_request && self.asks_for_ack(seq, rtx) {
+            pkt.span = 1;
+        }
         (pkt, rtx)
+    }
+
+    /// Whether packet `seq`, just sent, asks for an ACK at once: the REPS
+    /// artifact's sender sets AR on every retransmission (uec.cpp
+    /// `sendRtxPacket`), on the message's last new packet (`_backlog == 0`)
+    /// and on one that leaves the window full (`_in_flight >= _cwnd`,
+    /// `sendNewPacket`). Its receiver-CC rule (`_credit < 0`) never holds
+    /// here: EQDS spends whole packets' credits, so none goes below zero.
+    #[inline]
+    fn asks_for_ack(&self, seq: u32, rtx: bool) -> bool {
+        rtx || seq + 1 >= self.tx.npkts || (self.cc.window().is_some() && !self.cc.may_send(self.tx.inflight))
     }
 
     /// A control packet of this flow's sender (an RTS), on an EV of its balancer (htsim `sendRTS`).
@@ -258,7 +275,7 @@ impl Flow {
         let acked = match (ack.kind, sack) {
             (PacketKind::AckBatch, _) => self.tx.on_ack_all(self.rx.covered(ack.seq, ack.span)),
             (PacketKind::SackAck, Some(s)) => {
-                let base = receiver::bitmap_base(s.trigger, s.cumulative, ack.ecn);
+                let base = receiver::bitmap_base(s.trigger, s.cumulative, ack.ecn || ack.ack_requested());
                 self.tx.on_sack(s.cumulative, base, s.bitmap)
             }
             (PacketKind::SackAck, None) => Default::default(), // forgotten (receiver::SACK_LOG)
@@ -474,10 +491,11 @@ mod tests {
             },
             rtt_outstanding_only: true,
             timeout_rts: false,
+            ack_request: false,
         };
         let mut f = flow();
         f.cc = Cc::Dctcp(DctcpVariant::new(4 * 4150, 8 * 4150, 4150));
-        let sent: Vec<Packet> = (0..3).map(|i| f.next_packet(0, us(i)).0).collect();
+        let sent: Vec<Packet> = (0..3).map(|i| f.next_packet(0, us(i), false).0).collect();
         assert_eq!(f.tx.inflight, 3 * 4150);
         let npkts = f.tx.npkts;
         let mut acks = sent[..2]
@@ -510,6 +528,85 @@ mod tests {
         assert_eq!((seq, rtx), (2, true), "the resend is seq 2, never seq 0");
     }
 
+    /// `transport.ack_request`: as the REPS artifact's sender sets AR
+    /// (uec.cpp `sendNewPacket`, `sendRtxPacket`), a packet asks for an ACK at
+    /// once when it is the message's last new packet, leaves the window full,
+    /// or is resent; without the key none does.
+    #[test]
+    fn a_packet_asks_for_an_ack_when_it_ends_the_message_fills_the_window_or_is_resent() {
+        let us = SimTime::from_us;
+        let sends = |f: &mut Flow, n: u64, ack_request: bool| -> Vec<bool> {
+            (0..n)
+                .map(|t| f.next_packet(0, us(t), ack_request).0.ack_requested())
+                .collect()
+        };
+        let window = |pkts: u64| Cc::Dctcp(DctcpVariant::new(pkts * 4150, 8 * 4150, 4150));
+        let mut f = flow(); // a 4-packet message
+        f.cc = window(8);
+        assert_eq!(sends(&mut f, 4, true), [false, false, false, true], "the last packet");
+        let mut f = flow();
+        f.cc = window(8);
+        assert_eq!(sends(&mut f, 4, false), [false; 4], "the key off");
+        let mut f = flow();
+        f.cc = window(2);
+        assert_eq!(sends(&mut f, 2, true), [false, true], "the second fills the window");
+        let p = TransportParams {
+            rto: us(10),
+            trimming: false,
+            acks: receiver::tests::PER_PACKET,
+            rtt_outstanding_only: false,
+            timeout_rts: false,
+            ack_request: true,
+        };
+        assert_eq!(f.on_timer(us(20), &p, true, &mut Vec::new()).lost, 2);
+        f.cc = window(8);
+        let (resent, rtx) = f.next_packet(0, us(20), true);
+        assert!(
+            rtx && resent.seq == 0 && resent.ack_requested(),
+            "a resend, the window not full"
+        );
+    }
+
+    /// The cumulative SACK answering a packet that asked for an ACK maps the
+    /// 64 packets from it on, not the 64 up to it (artifact uec.cpp
+    /// `UecSink::processData`): seq 1 arrives and its ACK is lost; seq 3's
+    /// ACK then covers 1 too, unless 3 asked for it.
+    #[test]
+    fn a_sack_answering_an_ack_request_covers_the_packets_after_it_only() {
+        let us = SimTime::from_us;
+        for ask in [false, true] {
+            let p = TransportParams {
+                rto: us(10),
+                trimming: false,
+                acks: AckPolicy {
+                    cumulative: true,
+                    ..receiver::tests::PER_PACKET
+                },
+                rtt_outstanding_only: true,
+                timeout_rts: false,
+                ack_request: ask,
+            };
+            let mut f = flow();
+            f.cc = Cc::Dctcp(DctcpVariant::new(8 * 4150, 8 * 4150, 4150));
+            let mut sent: Vec<Packet> = (0..4).map(|t| f.next_packet(0, us(t), false).0).collect();
+            sent[3].span = ask as u16; // seq 3 asks (as the last packet would)
+            let npkts = f.tx.npkts;
+            let mut answer = |pkt: &Packet| match f.rx.on_data(pkt, npkts, us(5), &p.acks).reply {
+                receiver::Reply::Sack(index) => Packet {
+                    seq: index,
+                    ..Packet::reply(pkt, PacketKind::SackAck, 64)
+                },
+                other => panic!("one cumulative SACK per packet, got {other:?}"),
+            };
+            let _lost = answer(&sent[1]);
+            let ack = answer(&sent[3]);
+            assert_eq!(ack.ack_requested(), ask, "the SACK echoes the request");
+            f.on_ack(&ack, us(6), &p);
+            assert!(!f.tx.is_outstanding(3));
+            assert_eq!(f.tx.is_outstanding(1), ask, "ask = {ask}");
+        }
+    }
+
     /// `transport.rtt_samples`: the late ACK of a packet the timer already
     /// declared lost feeds REPS's RTT window with "every_ack" and not with
     /// "outstanding" (the artifact samples only PSNs it still has a send record of).
@@ -523,10 +620,11 @@ mod tests {
                 acks: receiver::tests::PER_PACKET,
                 rtt_outstanding_only: outstanding_only,
                 timeout_rts: false,
+                ack_request: false,
             };
             let mut f = flow();
-            let (first, _) = f.next_packet(0, SimTime::ZERO);
-            f.next_packet(0, us(1));
+            let (first, _) = f.next_packet(0, SimTime::ZERO, false);
+            f.next_packet(0, us(1), false);
             let mut lost = Vec::new();
             assert_eq!(f.on_timer(us(10), &p, true, &mut lost).lost, 1, "seq 0 overdue");
             let late = Packet::reply(&first, PacketKind::Ack, 64);

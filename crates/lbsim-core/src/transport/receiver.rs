@@ -53,11 +53,12 @@ pub struct SackRecord {
 }
 
 /// The first seq of a cumulative SACK's bitmap: the 64 packets ending at the
-/// trigger, but none at or below the cumulative ACK; an ECN-marked trigger
-/// starts the bitmap at itself (artifact `UecSink::processData`, `sackBitmapBase`).
+/// trigger, but none at or below the cumulative ACK; a trigger that is
+/// ECN-marked or asked for an ACK at once starts the bitmap at itself
+/// (artifact `UecSink::processData`: `(ecn || pkt.ar()) ? epsn : sackBitmapBase(epsn)`).
 #[inline]
-pub fn bitmap_base(trigger: u32, cumulative: u32, ecn: bool) -> u32 {
-    if ecn {
+pub fn bitmap_base(trigger: u32, cumulative: u32, from_trigger: bool) -> u32 {
+    if from_trigger {
         trigger
     } else {
         trigger.saturating_sub(63).max(cumulative + 1)
@@ -269,12 +270,12 @@ impl Sack {
     }
 
     /// Log the cumulative SACK answering packet `trigger` and say where.
-    fn log_sack(&mut self, trigger: u32, ecn: bool, npkts: u32) -> Reply {
+    fn log_sack(&mut self, trigger: u32, from_trigger: bool, npkts: u32) -> Reply {
         if self.sacks.is_empty() {
             let len = npkts.next_power_of_two().min(SACK_LOG);
             self.sacks = vec![SackRecord::default(); len as usize];
         }
-        let base = bitmap_base(trigger, self.cumulative, ecn);
+        let base = bitmap_base(trigger, self.cumulative, from_trigger);
         let index = self.sacks_sent;
         let mask = self.sacks.len() as u32 - 1;
         self.sacks[(index & mask) as usize] = SackRecord {
@@ -349,7 +350,7 @@ impl Receive for Sack {
         let (new, complete) = self.accept(pkt.seq, npkts, now, policy.cumulative);
         if policy.ratio <= 1 {
             let reply = match policy.cumulative {
-                true => self.log_sack(pkt.seq, pkt.ecn, npkts),
+                true => self.log_sack(pkt.seq, pkt.ecn || pkt.ack_requested(), npkts),
                 false => Reply::Echo(PacketKind::Ack),
             };
             return Arrival { new, complete, reply };
@@ -357,12 +358,15 @@ impl Receive for Sack {
         let trigger = Trigger {
             ev: pkt.ev,
             ecn: pkt.ecn,
+            ack_requested: pkt.ack_requested(),
             route: pkt.route,
             sent_at: pkt.sent_at,
         };
         let pending = self.log.push(pkt.seq, trigger, now);
-        let ends = pkt.seq + 1 == npkts || self.finish.is_some();
-        let reply = if pending >= policy.ratio as usize || ends {
+        // The message's end, and a packet that asks for it (the artifact's
+        // `force_ack` on `pkt.ar()`), are acknowledged at once.
+        let at_once = pkt.seq + 1 == npkts || self.finish.is_some() || trigger.ack_requested;
+        let reply = if pending >= policy.ratio as usize || at_once {
             Reply::Batch
         } else {
             match policy.delay.filter(|_| !self.log.flush_armed) {
@@ -436,7 +440,7 @@ impl Receive for Sack {
         let (start, span) = self.log.take();
         let latest = *self.log.covered(start, span).last().expect("a batch is never empty");
         let echo = self.log.last;
-        let Reply::Sack(index) = self.log_sack(latest, echo.ecn, npkts) else {
+        let Reply::Sack(index) = self.log_sack(latest, echo.ecn || echo.ack_requested, npkts) else {
             unreachable!("log_sack answers with a Sack")
         };
         (index, echo)
@@ -584,6 +588,50 @@ pub(crate) mod tests {
         assert_eq!(r.sack_record(299).map(|s| s.cumulative), Some(300));
         assert_eq!(r.sack_record(44).map(|s| (s.trigger, s.cumulative)), Some((44, 45)));
         assert_eq!(r.sack_record(43), None, "overwritten by the 300th");
+    }
+
+    /// A packet that asks for an ACK (`transport.ack_request`) gets a SACK
+    /// whose bitmap starts at itself, and is acknowledged at once under
+    /// coalescing (the REPS artifact's `force_ack` on `pkt.ar()`).
+    #[test]
+    fn a_packet_asking_for_an_ack_gets_a_bitmap_from_itself_and_flushes_a_batch() {
+        let policy = AckPolicy {
+            cumulative: true,
+            ..PER_PACKET
+        };
+        let t = SimTime::from_us(1);
+        let asking = |seq: u32| Packet { span: 1, ..data(seq) };
+        let mut r = Sack::new(100);
+        let mut arrive = |p: Packet| {
+            let Reply::Sack(i) = r.on_data(&p, 100, t, &policy).reply else {
+                panic!("every arrival gets a cumulative SACK")
+            };
+            r.sack_record(i).expect("just sent")
+        };
+        for seq in [1, 2, 7, 8] {
+            arrive(data(seq));
+        }
+        let rec = |trigger, bitmap| SackRecord {
+            trigger,
+            cumulative: 0,
+            bitmap,
+        };
+        assert_eq!(arrive(asking(5)), rec(5, 0b1101), "5, 7 and 8 of 5..=68");
+        assert_eq!(arrive(data(6)), rec(6, 0b1111_0011), "1, 2 and 5..=8 of 1..=64");
+        let coalescing = AckPolicy { ratio: 4, ..policy };
+        let mut r = Sack::new(100);
+        assert_eq!(r.on_data(&data(0), 100, t, &coalescing).reply, Reply::Nothing);
+        let Reply::Sack(i) = r.on_data(&asking(2), 100, t, &coalescing).reply else {
+            panic!("a packet asking for an ACK is answered at once")
+        };
+        assert_eq!(
+            r.sack_record(i),
+            Some(SackRecord {
+                trigger: 2,
+                cumulative: 1,
+                bitmap: 0b1
+            })
+        );
     }
 
     /// Ratio 4 with a 2 us delay: one batch per four packets, the message's

@@ -135,6 +135,7 @@ mod tests {
             acks: receiver::tests::PER_PACKET,
             rtt_outstanding_only: false,
             timeout_rts,
+            ack_request: false,
         }
     }
 
@@ -158,7 +159,7 @@ mod tests {
     /// Seqs 0, 1, 2 (the window) sent at 0, 1 and 2 us.
     fn fill(f: &mut Flow) {
         for t in 0..3 {
-            f.next_packet(0, US(t));
+            f.next_packet(0, US(t), false);
         }
         assert!(!f.can_send(), "the window: 3 packets");
     }
@@ -167,7 +168,7 @@ mod tests {
     fn send(f: &mut Flow, now: SimTime) -> Vec<u32> {
         let mut out = Vec::new();
         while f.can_send() {
-            out.push(f.next_packet(0, now).0.seq);
+            out.push(f.next_packet(0, now, false).0.seq);
         }
         out
     }
@@ -237,7 +238,7 @@ mod tests {
         // 20 us: the RTS's seq times out; the window has room: no new RTS.
         let out = f.on_timer(US(20), &p, true, &mut lost);
         assert_eq!((out.lost, out.rts, f.tx.timeouts), (1, false, 2));
-        let (again, rtx) = f.next_packet(0, US(20));
+        let (again, rtx) = f.next_packet(0, US(20), false);
         assert_eq!(
             (again.kind, again.seq, again.size, rtx),
             (PacketKind::Data, 4, 64, true)
@@ -273,8 +274,8 @@ mod tests {
         let mut lost = Vec::new();
         // Seqs 0, 1 in flight under a window of 3 packets (cut to 2 by the loss).
         let mut f = flow();
-        f.next_packet(0, SimTime::ZERO);
-        f.next_packet(0, US(1));
+        f.next_packet(0, SimTime::ZERO, false);
+        f.next_packet(0, US(1), false);
         let out = f.on_timer(US(10), &p, true, &mut lost);
         assert_eq!(
             (out.lost, out.rts),
@@ -285,13 +286,13 @@ mod tests {
         // and is not in flight at the check (the artifact's `queueForRtx`
         // sends it first only from an idle NIC), so the window has room: no RTS.
         let mut f = flow();
-        f.next_packet(0, SimTime::ZERO);
-        f.next_packet(0, US(1));
+        f.next_packet(0, SimTime::ZERO, false);
+        f.next_packet(0, US(1), false);
         let out = f.on_timer(US(10), &p, false, &mut lost);
         assert_eq!((out.lost, out.rts), (1, false), "NIC busy: seq 1 only in flight");
         // Seq 0 alone in flight: after the loss the window (2) holds the retransmission and one more.
         let mut f = flow();
-        f.next_packet(0, SimTime::ZERO);
+        f.next_packet(0, SimTime::ZERO, false);
         let out = f.on_timer(US(10), &p, true, &mut lost);
         assert_eq!((out.lost, out.rts), (1, false));
     }
