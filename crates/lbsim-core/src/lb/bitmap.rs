@@ -1,6 +1,6 @@
 //! BitMap: per-entropy penalties, the STrack-like baseline of REPS §4.1
 //! ("a bitmap approach where we keep per EV statistics similarly to
-//! STrack"). A flow sprays round-robin over a small entropy space and keeps
+//! STrack"). A flow sprays round-robin over its entropy space and keeps
 //! a penalty counter per EV: congestion feedback on an EV raises its
 //! penalty, and every time the round-robin pointer passes over a penalised
 //! EV it skips it and lowers its penalty by one. A send therefore always
@@ -13,6 +13,9 @@
 //! Choices (docs/model-choices.md): every skip decays (the artifact decays
 //! only the first EV a send skips); the pointer starts at a random EV and
 //! walks in order (the artifact re-permutes each lap by a random XOR mask).
+//! The artifact's figure scripts spray BitMap over 32 768 EVs, two sends
+//! each (`PRESET`), so a flow of a few thousand packets meets each EV once:
+//! its penalties steer only the flows of a host pair that resume its state.
 
 use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
@@ -27,6 +30,8 @@ use serde::{Deserialize, Serialize};
 pub struct BitmapParams {
     /// EVs sprayed over round-robin, capped by `lb.entropy_space`.
     pub entropy_space: u32,
+    /// Consecutive sends on each EV of the walk (the artifact's 2: see `PRESET`).
+    pub sends_per_ev: u8,
     pub max_penalty: u8,
     pub ecn_penalty: u8,
     pub nack_penalty: u8,
@@ -44,6 +49,9 @@ impl Params for BitmapParams {
         if self.max_penalty == 0 {
             return Err(ScenarioError::new(format!("{key}.max_penalty"), "must be at least 1"));
         }
+        if self.sends_per_ev == 0 {
+            return Err(ScenarioError::new(format!("{key}.sends_per_ev"), "must be at least 1"));
+        }
         Ok(())
     }
 }
@@ -52,6 +60,7 @@ impl Params for BitmapParams {
 pub struct BitmapConfig {
     /// EVs sprayed over: `lb.bitmap.entropy_space` capped by `lb.entropy_space`.
     pub entropy_space: u32,
+    pub sends_per_ev: u8,
     pub max_penalty: u8,
     pub ecn_penalty: u8,
     pub nack_penalty: u8,
@@ -62,6 +71,7 @@ pub struct BitmapConfig {
 pub struct Bitmap {
     cfg: BitmapConfig,
     penalty: Vec<u8>,
+    /// The walk's next slot; each EV has `sends_per_ev` slots in a row.
     next: u32,
 }
 
@@ -69,7 +79,7 @@ impl Bitmap {
     pub fn new(cfg: BitmapConfig, rng: &mut Rng) -> Self {
         Bitmap {
             penalty: vec![0; cfg.entropy_space as usize],
-            next: rng.below(cfg.entropy_space as u64) as u32,
+            next: rng.below(cfg.entropy_space as u64) as u32 * cfg.sends_per_ev as u32,
             cfg,
         }
     }
@@ -85,9 +95,10 @@ impl LoadBalancer for Bitmap {
     /// Ends: every skip lowers a penalty, so within `max_penalty` + 1 laps
     /// some EV reaches zero.
     fn next_ev(&mut self, _now: SimTime, _rng: &mut Rng, stats: &mut LbStats) -> u16 {
+        let slots = self.cfg.entropy_space * self.cfg.sends_per_ev as u32;
         loop {
-            let ev = self.next;
-            self.next = (self.next + 1) % self.cfg.entropy_space;
+            let ev = self.next / self.cfg.sends_per_ev as u32;
+            self.next = (self.next + 1) % slots;
             let p = &mut self.penalty[ev as usize];
             if *p == 0 {
                 stats.explored += 1;
@@ -126,6 +137,7 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
     // BitMap tracks a small space of its own inside the header's.
     Ok(Box::new(Builder(BitmapConfig {
         entropy_space: p.entropy_space.min(c.entropy_space),
+        sends_per_ev: p.sends_per_ev,
         max_penalty: p.max_penalty,
         ecn_penalty: p.ecn_penalty,
         nack_penalty: p.nack_penalty,
@@ -134,7 +146,8 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
 }
 
 const PRESET: &str = r#"
-entropy_space = 256          # artifact _path_entropy_size: per-EV state needs a small space
+entropy_space = 32768        # artifact: -paths 65535 in every figure script sets _no_of_paths, and
+sends_per_ev = 2             # nextEntropy_bitmap masks the EV index with 65534: 32768 even EVs, two sends each
 max_penalty = 15             # artifact _max_penalty
 ecn_penalty = 1              # artifact processEv_bitmap
 nack_penalty = 4             # artifact processEv_bitmap
@@ -163,6 +176,7 @@ mod tests {
         let mut rng = Rng::new(9, StreamTag::Flow, 0);
         let cfg = BitmapConfig {
             entropy_space: n,
+            sends_per_ev: 1,
             max_penalty: 15,
             ecn_penalty: 1,
             nack_penalty: 4,
@@ -223,6 +237,23 @@ mod tests {
         }
         let evs: Vec<u16> = (0..8).map(|_| send(&mut b)).collect();
         assert!(evs.contains(&victim), "decayed to zero, used again");
+    }
+
+    /// `sends_per_ev = 2`, as the artifact's walk does with `-paths 65535`: each EV
+    /// takes two sends in a row, and a penalised one is skipped on both.
+    #[test]
+    fn with_two_sends_per_ev_each_ev_goes_twice_and_a_penalty_skips_both() {
+        let (mut b, mut rng) = bitmap(8);
+        b.cfg.sends_per_ev = 2;
+        b.next = 0;
+        let mut st = LbStats::default();
+        let t = SimTime::ZERO;
+        let evs: Vec<u16> = (0..6).map(|_| b.next_ev(t, &mut rng, &mut st)).collect();
+        assert_eq!(evs, [0, 0, 1, 1, 2, 2]);
+        b.on_nack(t, 4, &mut st); // penalty 4: both of 4's slots skip it, 2 off
+        let evs: Vec<u16> = (0..6).map(|_| b.next_ev(t, &mut rng, &mut st)).collect();
+        assert_eq!(evs, [3, 3, 5, 5, 6, 6]);
+        assert_eq!(b.penalty[4], 2);
     }
 
     #[test]
