@@ -108,6 +108,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
                     .map_or(SimTime::ZERO, |r| r.nack_interval.value),
                 cnp_on_ooo: s.transport.rdma.as_ref().is_some_and(|r| r.cnp_on_ooo),
                 cumulative: s.transport.ack_info == crate::scenario::AckInfo::CumulativeSack,
+                marked_at_once: s.transport.ack_marked_at_once,
             },
         },
         control_bytes: d.sizes.control as u32,

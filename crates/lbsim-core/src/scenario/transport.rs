@@ -90,6 +90,9 @@ pub struct Transport {
     /// asks for an ACK at once, and a cumulative SACK answering it maps the
     /// 64 packets from it on (the REPS artifact's AR flag); "sack" only.
     pub ack_request: bool,
+    /// Under ACK coalescing, an ECN-marked packet is acknowledged at once (the
+    /// REPS artifact's receiver: `ecn || shouldSack() || force_ack`).
+    pub ack_marked_at_once: bool,
     /// A flow starts with the balancer state and window the last finished
     /// flow of its host pair ended with (the REPS artifact's connection
     /// mapping, `engine::pair_state`); false: every flow starts afresh.

@@ -39,6 +39,8 @@ pub struct AckPolicy {
     pub cnp_on_ooo: bool,
     /// SACK receiver: ACKs carry a cumulative ACK and a bitmap (`SackRecord`).
     pub cumulative: bool,
+    /// Under coalescing, an ECN-marked arrival is acknowledged at once.
+    pub marked_at_once: bool,
 }
 
 /// What one cumulative SACK tells the sender (the REPS artifact's ACK).
@@ -363,9 +365,12 @@ impl Receive for Sack {
             sent_at: pkt.sent_at,
         };
         let pending = self.log.push(pkt.seq, trigger, now);
-        // The message's end, and a packet that asks for it (the artifact's
-        // `force_ack` on `pkt.ar()`), are acknowledged at once.
-        let at_once = pkt.seq + 1 == npkts || self.finish.is_some() || trigger.ack_requested;
+        // The message's end, a packet that asks for it (the artifact's
+        // `force_ack` on `pkt.ar()`) and, if so set, a marked one are acknowledged at once.
+        let at_once = pkt.seq + 1 == npkts
+            || self.finish.is_some()
+            || trigger.ack_requested
+            || (pkt.ecn && policy.marked_at_once);
         let reply = if pending >= policy.ratio as usize || at_once {
             Reply::Batch
         } else {
@@ -519,6 +524,7 @@ pub(crate) mod tests {
         nack_interval: SimTime::from_us(4),
         cnp_on_ooo: true,
         cumulative: false,
+        marked_at_once: false,
     };
 
     #[test]
@@ -632,6 +638,16 @@ pub(crate) mod tests {
                 bitmap: 0b1
             })
         );
+        // An ECN-marked packet waits for its batch, unless `marked_at_once`.
+        let marked = Packet { ecn: true, ..data(5) };
+        for (at_once, sack) in [(false, false), (true, true)] {
+            let policy = AckPolicy {
+                marked_at_once: at_once,
+                ..coalescing
+            };
+            let reply = Sack::new(100).on_data(&marked, 100, t, &policy).reply;
+            assert_eq!(matches!(reply, Reply::Sack(_)), sack, "{reply:?}");
+        }
     }
 
     /// Ratio 4 with a 2 us delay: one batch per four packets, the message's
