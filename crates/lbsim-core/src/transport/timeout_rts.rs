@@ -31,6 +31,7 @@
 //! lbsim resends it after an RTO. An RTS counts in flight (header bytes) until
 //! acknowledged or timed out, as lbsim counts every send.
 
+use super::sender::{PktRecord, PktState};
 use super::{Flow, Sender};
 use crate::cc::CongestionControl;
 use crate::lb::LoadBalancer;
@@ -68,9 +69,7 @@ impl Sender {
     fn take_rts(&mut self, now: SimTime) -> (u32, u32) {
         let seq = self.seqs;
         self.seqs += 1;
-        self.state.push(super::sender::PktState::InFlight);
-        self.sent_at.push(now);
-        self.sent_ev.push(0);
+        self.pkts.push(PktRecord::sent(PktState::InFlight, now));
         self.send_log.push_back((now, seq));
         let size = self.wire_size(seq);
         self.inflight += size as u64;
