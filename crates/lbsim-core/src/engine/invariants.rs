@@ -142,7 +142,7 @@ impl Simulation {
                     ));
                 }
             }
-            if let Some(t) = f.tx.finish {
+            if let Some(t) = f.tx.finish_time() {
                 tx_done += 1;
                 match rx {
                     None => bad.push(format!("flow {i}: its sender finished but its receiver lacks data")),

@@ -36,7 +36,7 @@ impl Simulation {
                     step: f.step,
                     start_us: if started { f.started_at.as_us_f64() } else { f64::NAN },
                     receiver_finish_us: us(rx_finish),
-                    sender_finish_us: us(f.tx.finish),
+                    sender_finish_us: us(f.tx.finish_time()),
                     fct_us: fct.map_or(f64::NAN, |t| t.as_us_f64()),
                     ideal_fct_us: f.ideal.as_us_f64(),
                     // ConWeave fctAnalysis.py: slowdown = max(1, FCT / standalone FCT).
@@ -63,7 +63,7 @@ impl Simulation {
         let rx = f.rx.finish()?;
         match self.meta.fct_end {
             FctEnd::LastByte => Some(rx),
-            FctEnd::LastAck => f.tx.finish.map(|t| t.max(rx)),
+            FctEnd::LastAck => f.tx.finish_time().map(|t| t.max(rx)),
         }
     }
 

@@ -71,19 +71,30 @@ pub struct TimerOutcome {
     pub rts: bool,
 }
 
+/// `repr(C)`, aligned to a cache line: the fields stay in this order, so
+/// that sending and acknowledging read few lines of it. The sender first
+/// (`Sender`: `can_send`'s line, then the rest of the send path), then what
+/// else the sending host reads, congestion control and the balancer; the
+/// receiver's half after them; what only starting, timeouts and reporting
+/// read last.
+#[repr(C, align(64))]
 pub struct Flow {
-    pub spec: FlowSpec,
     pub tx: Sender,
-    pub rx: Receiver,
-    pub cc: Cc,
-    pub lb: Lb,
-    pub lb_kind: LbKind,
-    pub lb_stats: LbStats,
+    pub spec: FlowSpec,
     pub rng: Rng,
     /// Route class of its packets (0: the switches hash their EVs).
     pub route: u8,
     pub timer_pending: bool,
     pub in_ready: bool,
+    pub cc: Cc,
+    pub lb: Lb,
+    pub lb_stats: LbStats,
+    pub rx: Receiver,
+    /// Payload bytes its receiver got, each packet once (the invariants check it against `spec.size`).
+    pub delivered: u64,
+    /// One past the highest data seq its receiver has seen (for `Counters::reordered_arrivals`).
+    pub rx_next: u32,
+    pub lb_kind: LbKind,
     /// When a rate-paced flow's wake-up is due (`SimTime::MAX`: none pending).
     pub pace_at: SimTime,
     /// When it actually started: its `spec.start`, or later when it waited for other flows.
@@ -100,10 +111,6 @@ pub struct Flow {
     pub base_rtt: SimTime,
     /// This flow's packets (data or control) dropped in the network.
     pub drops: u64,
-    /// Payload bytes its receiver got, each packet once (the invariants check it against `spec.size`).
-    pub delivered: u64,
-    /// One past the highest data seq its receiver has seen (for `Counters::reordered_arrivals`).
-    pub rx_next: u32,
 }
 
 impl Flow {

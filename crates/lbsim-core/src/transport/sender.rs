@@ -97,47 +97,55 @@ pub(super) struct IrnEpisode {
     pub scan: u32,
 }
 
+/// `repr(C)`: the fields stay in this order. A flow is aligned to a cache
+/// line and starts with its sender (`Flow`), so what `Flow::can_send` reads
+/// of it is the first line; sending and acknowledging read the next two;
+/// only losses, timeout RTSs and the RDMA transports read the rest.
+#[repr(C)]
 pub struct Sender {
+    // `can_send`'s line (64 bytes).
+    /// The flow may send (it started and waits for nothing).
+    pub active: bool,
+    pub recovery: Recovery,
+    /// `rtx` is kept in sequence order (`transport.rtx_order = "seq"`), else in loss order.
+    rtx_by_seq: bool,
     pub npkts: u32,
+    next_new: u32,
+    /// `una` + `ooo_limit` as last computed: new packets below it may go.
+    send_limit: u32,
+    pub inflight: u64,
+    /// When the last ACK arrived (`finish_time`); `SimTime::MAX` before.
+    finished: SimTime,
+    pub(super) rtx: VecDeque<u32>,
+    // Sending and acknowledging.
+    /// Per packet, by seq.
+    pub(super) pkts: Vec<PktRecord>,
+    pub(super) send_log: VecDeque<(SimTime, u32)>,
+    /// snd_una: every packet below it is acknowledged (advanced lazily, only under an `ooo_limit`).
+    una: u32,
+    acked: u32,
     /// Sequence numbers in use: the message's packets, then the timeout
     /// RTSs' (`transport::timeout_rts`); the flow is done when all are acknowledged.
     pub(super) seqs: u32,
-    /// When the last timeout RTS went (`transport::timeout_rts`).
-    pub(super) last_rts: Option<SimTime>,
     payload: u32,
     header: u32,
-    /// The message's bytes (for the last packet's size).
-    size: u64,
-    /// Per packet, by seq.
-    pub(super) pkts: Vec<PktRecord>,
-    next_new: u32,
-    /// snd_una: every packet below it is acknowledged (advanced lazily, only under an `ooo_limit`).
-    una: u32,
     /// New packets go out only below `una` + this (MP-RDMA's Δ); u32::MAX: no limit.
     ooo_limit: u32,
-    /// `una` + `ooo_limit` as last computed: new packets below it may go.
-    send_limit: u32,
-    pub(super) rtx: VecDeque<u32>,
-    /// `rtx` is kept in sequence order (`transport.rtx_order = "seq"`), else in loss order.
-    rtx_by_seq: bool,
-    /// One bit per acknowledged packet, kept only once cumulative SACKs
-    /// arrive (`on_sack` reads a whole bitmap's news from it at once).
-    acked_bits: Vec<u64>,
-    pub(super) send_log: VecDeque<(SimTime, u32)>,
-    pub inflight: u64,
-    acked: u32,
+    /// The message's bytes (for the last packet's size).
+    size: u64,
     /// Largest RTT in the current tumbling window of 2·RTO (REPS App. A;
     /// the artifact keeps it this way in `processAck`).
     rtt_window_end: SimTime,
     rtt_window_max: SimTime,
-    /// The flow may send (it started and waits for nothing).
-    pub active: bool,
-    /// When the last ACK arrived.
-    pub finish: Option<SimTime>,
+    /// One bit per acknowledged packet, kept only once cumulative SACKs
+    /// arrive (`on_sack` reads a whole bitmap's news from it at once).
+    acked_bits: Vec<u64>,
+    // Losses, timeout RTSs, RDMA.
+    /// When the last timeout RTS went (`transport::timeout_rts`).
+    pub(super) last_rts: Option<SimTime>,
     pub retransmissions: u64,
     pub timeouts: u64,
     pub nacks: u64,
-    pub recovery: Recovery,
     pub(super) timer: RdmaTimer,
     pub(super) irn: IrnEpisode,
 }
@@ -182,7 +190,7 @@ impl Sender {
             rtt_window_end: SimTime::ZERO,
             rtt_window_max: SimTime::ZERO,
             active: false,
-            finish: None,
+            finished: SimTime::MAX,
             retransmissions: 0,
             timeouts: 0,
             nacks: 0,
@@ -195,7 +203,7 @@ impl Sender {
     /// Allocate the per-packet state, before the first send (a no-op once
     /// allocated, and after the sender finished).
     pub fn allocate(&mut self) {
-        if self.pkts.is_empty() && self.finish.is_none() {
+        if self.pkts.is_empty() && !self.is_done() {
             self.pkts = vec![PktRecord::UNSENT; self.npkts as usize];
         }
     }
@@ -241,8 +249,14 @@ impl Sender {
         }
     }
 
+    #[inline]
     pub fn is_done(&self) -> bool {
-        self.finish.is_some()
+        self.finished != SimTime::MAX
+    }
+
+    /// When the last ACK arrived.
+    pub fn finish_time(&self) -> Option<SimTime> {
+        self.is_done().then_some(self.finished)
     }
 
     /// Drop retransmission entries whose packet got acknowledged meanwhile.
@@ -591,7 +605,7 @@ impl Sender {
 
     /// Every ACK arrived: release per-packet state.
     pub fn finish(&mut self, now: SimTime) {
-        self.finish = Some(now);
+        self.finished = now;
         self.pkts = Vec::new();
         self.rtx = VecDeque::new();
         self.acked_bits = Vec::new();
