@@ -15,6 +15,7 @@ use crate::event::Event;
 use crate::net::queue::{Admission, QueueCtx, QueueDiscipline};
 use crate::net::{Decision, Network, Node, PortFault, PortId, Queue};
 use crate::packet::{Packet, PacketId, PacketKind};
+use crate::time::SimTime;
 
 impl Simulation {
     /// Put a packet into a port's queue. `ingress` is the link it arrived
@@ -85,7 +86,7 @@ impl Simulation {
     pub(super) fn kick(&mut self, port_id: PortId) {
         let port = &self.net.ports[port_id as usize];
         if port.busy_until > self.now {
-            if port.tx_event_at != Some(port.busy_until) && self.has_waiting(port_id) {
+            if port.tx_event_at != port.busy_until && self.has_waiting(port_id) {
                 self.schedule_tx_done(port_id);
             }
             return;
@@ -204,16 +205,16 @@ impl Simulation {
     #[inline]
     fn schedule_tx_done(&mut self, port_id: PortId) {
         let port = &mut self.net.ports[port_id as usize];
-        port.tx_event_at = Some(port.busy_until);
+        port.tx_event_at = port.busy_until;
         self.events.push(port.busy_until, Event::TxDone { port: port_id });
     }
 
     pub(super) fn on_tx_done(&mut self, port_id: PortId) {
         let port = &mut self.net.ports[port_id as usize];
-        if port.tx_event_at != Some(self.now) {
+        if port.tx_event_at != self.now {
             return; // stale: the line was restarted by a same-instant arrival
         }
-        port.tx_event_at = None;
+        port.tx_event_at = SimTime::MAX;
         self.kick(port_id);
     }
 

@@ -4,7 +4,7 @@
 //! htsim's pipe does). Every port knows the port of the same cable in the
 //! other direction (`reverse`).
 
-use super::queue::{Ingress, Queue};
+use super::queue::{Ingress, Queue, TwoClassQueue};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -57,12 +57,15 @@ pub struct PfcPort {
 pub struct Port {
     /// The link is serializing until this time.
     pub(crate) busy_until: SimTime,
-    /// Time of the one valid TxDone event, if scheduled (only when something
-    /// waits behind the packet on the line, so idle ports cost no event per
-    /// packet). A TxDone event at any other time is stale and ignored.
-    pub(crate) tx_event_at: Option<SimTime>,
-    /// Serialization time per byte when the rate divides 8e12 exactly (fast path).
-    ps_per_byte: Option<u64>,
+    /// Time of the one valid TxDone event, `SimTime::MAX` if none is
+    /// scheduled (only when something waits behind the packet on the line,
+    /// so idle ports cost no event per packet). A TxDone event at any other
+    /// time is stale and ignored. (Not an `Option`: 8 bytes instead of 16
+    /// keep the queue's hot fields off the port's fifth line.)
+    pub(crate) tx_event_at: SimTime,
+    /// Serialization time per byte when the rate divides 8e12 exactly (fast
+    /// path), else 0 (a rate that divides it gives at least 1).
+    ps_per_byte: u64,
     /// Propagation latency, plus the traversal latency of the switch it leads into.
     pub latency: SimTime,
     pub from: Node,
@@ -111,11 +114,14 @@ impl Port {
         crate::cache::prefetch_head(self, END);
     }
 
-    /// Ask the cache for what queueing and sending read: everything before
-    /// the cold tail (`rate` on: names, PFC state, failure counts).
+    /// Ask the cache for what queueing and sending read: everything up to
+    /// the queue's hot part's end (four lines); the queue's cold part and
+    /// the port's tail (`rate` on: names, PFC state, failure counts) not.
     #[inline(always)]
     pub(crate) fn prefetch_for_sending(&self) {
-        crate::cache::prefetch_head(self, std::mem::offset_of!(Port, rate));
+        const END: usize = std::mem::offset_of!(Port, queue) + TwoClassQueue::HOT_BYTES;
+        const _: () = assert!(END <= 4 * 64, "the port's hot part grew past four lines");
+        crate::cache::prefetch_head(self, END);
     }
 
     /// A port with its queue; `reverse` is set when the cable's other direction exists.
@@ -144,7 +150,7 @@ impl Port {
             fault_rng,
             queue,
             busy_until: SimTime::ZERO,
-            tx_event_at: None,
+            tx_event_at: SimTime::MAX,
             ps_per_byte: Self::ps_per_byte(rate),
             wire: VecDeque::new(),
             tx_bytes: 0,
@@ -158,10 +164,11 @@ impl Port {
         self.ps_per_byte = Self::ps_per_byte(rate);
     }
 
-    fn ps_per_byte(rate: Rate) -> Option<u64> {
-        8_000_000_000_000u64
-            .is_multiple_of(rate.bps())
-            .then(|| 8_000_000_000_000u64 / rate.bps())
+    fn ps_per_byte(rate: Rate) -> u64 {
+        match 8_000_000_000_000u64.is_multiple_of(rate.bps()) {
+            true => 8_000_000_000_000u64 / rate.bps(),
+            false => 0,
+        }
     }
 
     /// Whether a packet arriving over this working link is lost to its fault.
@@ -183,8 +190,8 @@ impl Port {
     #[inline]
     pub fn serialization(&self, bytes: u64) -> SimTime {
         match self.ps_per_byte {
-            Some(k) => SimTime(bytes * k),
-            None => self.rate.serialization(bytes),
+            0 => self.rate.serialization(bytes),
+            k => SimTime(bytes * k),
         }
     }
 

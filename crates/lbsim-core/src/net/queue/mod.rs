@@ -80,18 +80,21 @@ pub struct Dequeued {
     pub marked: bool,
 }
 
-/// Counters every discipline keeps about itself.
+/// Counters every discipline keeps about itself. `repr(C)`: the two
+/// high-water marks, which every admission writes, first
+/// (`TwoClassQueue::HOT_BYTES`).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct QueueStats {
+    /// Largest data backlog over the run, in bytes.
+    pub max_bytes: u64,
+    /// Largest data backlog since the sampler last looked (`take_window_max`).
+    pub window_max: u64,
     /// Data packets dropped for want of room.
     pub drops: u64,
     /// Waiting data packets a full queue pushed out for an arrival (dropped,
     /// and counted in `drops`, or trimmed): `queue.full_drop = "coin_newest"`.
     pub pushed_out: u64,
-    /// Largest data backlog over the run, in bytes.
-    pub max_bytes: u64,
-    /// Largest data backlog since the sampler last looked (`take_window_max`).
-    pub window_max: u64,
 }
 
 pub trait QueueDiscipline {

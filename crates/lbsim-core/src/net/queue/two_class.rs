@@ -68,8 +68,11 @@ impl QueueParams {
     };
 }
 
+/// `repr(C)`: what admitting and sending a packet read or write comes
+/// first, `HOT_BYTES` of it (the port prefetches that much); the coin's
+/// victim, the random stream (marking, the coin) and the drop counts last.
+#[repr(C)]
 pub struct TwoClassQueue {
-    pub params: QueueParams,
     /// Waiting packets with their wire size.
     control: VecDeque<(PacketId, u32)>,
     data: VecDeque<(PacketId, u32)>,
@@ -77,14 +80,19 @@ pub struct TwoClassQueue {
     /// Size of the last packet `next` handed to the line if it was a data
     /// packet, else 0 (read only with `count_in_service`, while the line is busy).
     in_service: u32,
+    pub params: QueueParams,
+    /// Its high-water marks first (`QueueStats`): every admission writes them.
+    stats: QueueStats,
     /// The packet a coin pushed out of the data class, until the engine takes it.
     victim: Option<PacketId>,
     /// The port's stream (`StreamTag::Port`): RED marking and the full-queue coin.
     rng: Rng,
-    stats: QueueStats,
 }
 
 impl TwoClassQueue {
+    /// The hot part's size: up to and including the stats' high-water marks.
+    pub(crate) const HOT_BYTES: usize = std::mem::offset_of!(TwoClassQueue, stats) + 2 * std::mem::size_of::<u64>();
+
     pub fn new(params: QueueParams, rng: Rng) -> Self {
         TwoClassQueue {
             params,
