@@ -13,7 +13,7 @@
 //! Choices (docs/model-choices.md): every skip decays (the artifact decays
 //! only the first EV a send skips); the pointer starts at a random EV and
 //! walks in order (the artifact re-permutes each lap by a random XOR mask).
-//! The artifact's figure scripts spray BitMap over 32 768 EVs, two sends
+//! The artifact's run scripts spray BitMap over 32 768 EVs, two sends
 //! each (`PRESET`), so a flow of a few thousand packets meets each EV once:
 //! its penalties steer only the flows of a host pair that resume its state.
 
@@ -146,7 +146,7 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
 }
 
 const PRESET: &str = r#"
-entropy_space = 32768        # artifact: -paths 65535 in every figure script sets _no_of_paths, and
+entropy_space = 32768        # artifact: its run scripts pass BitMap -paths 65535 (_no_of_paths), and
 sends_per_ev = 2             # nextEntropy_bitmap masks the EV index with 65534: 32768 even EVs, two sends each
 max_penalty = 15             # artifact _max_penalty
 ecn_penalty = 1              # artifact processEv_bitmap
