@@ -475,6 +475,32 @@ mod tests {
         f
     }
 
+    /// The REPS artifact's ACKs (cumulative SACKs), RTT samples of outstanding packets only.
+    fn cumulative_sack_params() -> TransportParams {
+        TransportParams {
+            rto: SimTime::from_us(10),
+            trimming: false,
+            acks: AckPolicy {
+                cumulative: true,
+                ..receiver::tests::PER_PACKET
+            },
+            rtt_outstanding_only: true,
+            timeout_rts: false,
+            ack_request: false,
+        }
+    }
+
+    /// `f`'s receiver takes `pkt` at `now` and answers with one cumulative SACK.
+    fn sack_answer(f: &mut Flow, pkt: &Packet, now: SimTime, acks: &AckPolicy) -> Packet {
+        match f.rx.on_data(pkt, f.tx.npkts, now, acks).reply {
+            receiver::Reply::Sack(index) => Packet {
+                seq: index,
+                ..Packet::reply(pkt, PacketKind::SackAck, 64)
+            },
+            other => panic!("one cumulative SACK per packet, got {other:?}"),
+        }
+    }
+
     /// What a lost ACK costs with `ack_info = "cumulative_sack"`, packet by
     /// packet. The REPS artifact's sender frees in-flight bytes and grows its
     /// window by the growth of the receiver's byte counter that every ACK
@@ -489,32 +515,13 @@ mod tests {
     #[test]
     fn after_a_lost_ack_the_next_cumulative_sack_frees_and_grows_by_both_packets() {
         let us = SimTime::from_us;
-        let p = TransportParams {
-            rto: us(10),
-            trimming: false,
-            acks: AckPolicy {
-                cumulative: true,
-                ..receiver::tests::PER_PACKET
-            },
-            rtt_outstanding_only: true,
-            timeout_rts: false,
-            ack_request: false,
-        };
+        let p = cumulative_sack_params();
         let mut f = flow();
         f.cc = Cc::Dctcp(DctcpVariant::new(4 * 4150, 8 * 4150, 4150));
         let sent: Vec<Packet> = (0..3).map(|i| f.next_packet(0, us(i), false).0).collect();
         assert_eq!(f.tx.inflight, 3 * 4150);
-        let npkts = f.tx.npkts;
-        let mut acks = sent[..2]
-            .iter()
-            .map(|pkt| match f.rx.on_data(pkt, npkts, us(3), &p.acks).reply {
-                receiver::Reply::Sack(index) => Packet {
-                    seq: index,
-                    ..Packet::reply(pkt, PacketKind::SackAck, 64)
-                },
-                other => panic!("one cumulative SACK per packet, got {other:?}"),
-            });
-        let (_lost, second) = (acks.next().unwrap(), acks.next().unwrap());
+        let _lost = sack_answer(&mut f, &sent[0], us(3), &p.acks);
+        let second = sack_answer(&mut f, &sent[1], us(3), &p.acks);
         let before = f.cc.window().unwrap();
         assert!(!f.on_ack(&second, us(5), &p));
         assert_eq!(f.tx.inflight, 4150, "only seq 2 is in flight");
@@ -581,32 +588,16 @@ mod tests {
     #[test]
     fn a_sack_answering_an_ack_request_covers_the_packets_after_it_only() {
         let us = SimTime::from_us;
+        // The sender's setting does not matter here: the receiver and the
+        // sender read the request from the packets.
+        let p = cumulative_sack_params();
         for ask in [false, true] {
-            let p = TransportParams {
-                rto: us(10),
-                trimming: false,
-                acks: AckPolicy {
-                    cumulative: true,
-                    ..receiver::tests::PER_PACKET
-                },
-                rtt_outstanding_only: true,
-                timeout_rts: false,
-                ack_request: ask,
-            };
             let mut f = flow();
             f.cc = Cc::Dctcp(DctcpVariant::new(8 * 4150, 8 * 4150, 4150));
             let mut sent: Vec<Packet> = (0..4).map(|t| f.next_packet(0, us(t), false).0).collect();
             sent[3].span = ask as u16; // seq 3 asks (as the last packet would)
-            let npkts = f.tx.npkts;
-            let mut answer = |pkt: &Packet| match f.rx.on_data(pkt, npkts, us(5), &p.acks).reply {
-                receiver::Reply::Sack(index) => Packet {
-                    seq: index,
-                    ..Packet::reply(pkt, PacketKind::SackAck, 64)
-                },
-                other => panic!("one cumulative SACK per packet, got {other:?}"),
-            };
-            let _lost = answer(&sent[1]);
-            let ack = answer(&sent[3]);
+            let _lost = sack_answer(&mut f, &sent[1], us(5), &p.acks);
+            let ack = sack_answer(&mut f, &sent[3], us(5), &p.acks);
             assert_eq!(ack.ack_requested(), ask, "the SACK echoes the request");
             f.on_ack(&ack, us(6), &p);
             assert!(!f.tx.is_outstanding(3));
