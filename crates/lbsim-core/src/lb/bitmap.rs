@@ -13,9 +13,10 @@
 //! Choices (docs/model-choices.md): every skip decays (the artifact decays
 //! only the first EV a send skips); the pointer starts at a random EV and
 //! walks in order (the artifact re-permutes each lap by a random XOR mask).
-//! The artifact's run scripts spray BitMap over 32 768 EVs, two sends
-//! each (`PRESET`), so a flow of a few thousand packets meets each EV once:
-//! its penalties steer only the flows of a host pair that resume its state.
+//! The artifact's synthetic and failure runs (REPS Figs. 1-8, 18) spray
+//! BitMap over 256 EVs, one send each (`PRESET`); its trace and collective
+//! runs over 32 768 EVs, two sends each (`sends_per_ev`), where a flow of a
+//! few thousand packets meets each EV once and its penalties cannot steer it.
 
 use super::{AckEcho, AckPath, Lb, LbBuilder, LbCommon, LbEntry, LbStats, LoadBalancer};
 use crate::rng::Rng;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 pub struct BitmapParams {
     /// EVs sprayed over round-robin, capped by `lb.entropy_space`.
     pub entropy_space: u32,
-    /// Consecutive sends on each EV of the walk (the artifact's 2: see `PRESET`).
+    /// Consecutive sends on each EV of the walk (1 in `PRESET`; 2 in the artifact's trace and collective runs).
     pub sends_per_ev: u8,
     pub max_penalty: u8,
     pub ecn_penalty: u8,
@@ -146,8 +147,8 @@ fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuild
 }
 
 const PRESET: &str = r#"
-entropy_space = 32768        # artifact: its run scripts pass BitMap -paths 65535 (_no_of_paths), and
-sends_per_ev = 2             # nextEntropy_bitmap masks the EV index with 65534: 32768 even EVs, two sends each
+entropy_space = 256          # artifact run_symmetric.py, run_failures.py, run_tier.py: BitMap gets -paths 256
+sends_per_ev = 1             # (_no_of_paths; nextEntropy_bitmap masks its walk index with 255: each EV once)
 max_penalty = 15             # artifact _max_penalty
 ecn_penalty = 1              # artifact processEv_bitmap
 nack_penalty = 4             # artifact processEv_bitmap
