@@ -48,6 +48,9 @@ impl PairMemory {
             }
             // Cloning a shared REPS state shares it; any other balancer is copied.
             flow.lb = lb.clone();
+            if let Lb::Flowlet(f) = &mut flow.lb {
+                f.forget_timing(); // the artifact saves a flowlet's EV only
+            }
             if let Some(w) = *window {
                 flow.cc.set_window(w);
             }

@@ -45,6 +45,7 @@ pub enum GapFrom {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Hold {
+    /// LetFlow: a new EV may go at the next idle gap.
     None,
     /// The REPS artifact: `flowlet_timeout_wait = now + _rto`.
     Rto,
@@ -94,6 +95,16 @@ impl Flowlet {
             last_ack: SimTime::ZERO,
             held_until: SimTime::ZERO,
         }
+    }
+
+    /// A flow resuming its host pair's saved state keeps the EV and starts its
+    /// clocks afresh, as the artifact's new connection does (it saves and
+    /// restores `flowlet_entropy` only; `last_pkt_flowlet` and
+    /// `flowlet_timeout_wait` start at zero).
+    pub fn forget_timing(&mut self) {
+        self.last_send = None;
+        self.last_ack = SimTime::ZERO;
+        self.held_until = SimTime::ZERO;
     }
 }
 
@@ -239,5 +250,26 @@ mod tests {
         let third = f.next_ev(us(106) + SimTime(1), &mut rng, &mut st);
         assert_ne!(third, second);
         assert_eq!(st.explored, 2);
+    }
+
+    /// A flow resuming its pair's state (`transport.resume_pair_state`) keeps
+    /// the EV but not the clocks, as the artifact's new connection does.
+    #[test]
+    fn a_resumed_flowlet_keeps_its_ev_and_forgets_its_clocks() {
+        let mut rng = Rng::new(5, StreamTag::Flow, 0);
+        let mut st = LbStats::default();
+        let us = SimTime::from_us;
+        let mut f = Flowlet::with_rules(us(3), GapFrom::Ack, us(40), 65536, &mut rng);
+        let first = f.next_ev(us(0), &mut rng, &mut st);
+        f.on_ack(us(100), &echo(first, false), &mut st);
+        let mut resumed = f.clone();
+        resumed.forget_timing();
+        assert_eq!(resumed.ev, first);
+        assert_eq!(f.next_ev(us(101), &mut rng, &mut st), first, "1 us after an ACK");
+        assert_ne!(
+            resumed.next_ev(us(101), &mut rng, &mut st),
+            first,
+            "no ACK since time zero"
+        );
     }
 }
