@@ -21,7 +21,7 @@
 //! still on when the run ends (a freeze another sharer ended is theirs).
 
 use crate::cc::CongestionControl;
-use crate::lb::Lb;
+use crate::lb::{Lb, LoadBalancer};
 use crate::transport::Flow;
 use std::collections::HashMap;
 
@@ -48,9 +48,7 @@ impl PairMemory {
             }
             // Cloning a shared REPS state shares it; any other balancer is copied.
             flow.lb = lb.clone();
-            if let Lb::Flowlet(f) = &mut flow.lb {
-                f.forget_timing(); // the artifact saves a flowlet's EV only
-            }
+            flow.lb.resumed();
             if let Some(w) = *window {
                 flow.cc.set_window(w);
             }

@@ -96,16 +96,6 @@ impl Flowlet {
             held_until: SimTime::ZERO,
         }
     }
-
-    /// A flow resuming its host pair's saved state keeps the EV and starts its
-    /// clocks afresh, as the artifact's new connection does (it saves and
-    /// restores `flowlet_entropy` only; `last_pkt_flowlet` and
-    /// `flowlet_timeout_wait` start at zero).
-    pub fn forget_timing(&mut self) {
-        self.last_send = None;
-        self.last_ack = SimTime::ZERO;
-        self.held_until = SimTime::ZERO;
-    }
 }
 
 impl LoadBalancer for Flowlet {
@@ -131,6 +121,15 @@ impl LoadBalancer for Flowlet {
 
     fn on_nack(&mut self, now: SimTime, _ev: u16, _stats: &mut LbStats) {
         self.last_ack = now;
+    }
+
+    /// Keeps the EV and starts the clocks afresh, as the artifact's new
+    /// connection does (it saves and restores `flowlet_entropy` only;
+    /// `last_pkt_flowlet` and `flowlet_timeout_wait` start at zero).
+    fn resumed(&mut self) {
+        self.last_send = None;
+        self.last_ack = SimTime::ZERO;
+        self.held_until = SimTime::ZERO;
     }
 }
 
@@ -219,14 +218,20 @@ mod tests {
         assert_eq!(st.explored, 1);
     }
 
+    /// A flowlet with `reps_artifact`'s rules: a 3 us timeout from the latest ACK, a 40 us hold.
+    fn artifact_flowlet() -> (Flowlet, Rng, LbStats) {
+        let mut rng = Rng::new(5, StreamTag::Flow, 0);
+        let us = SimTime::from_us;
+        let f = Flowlet::with_rules(us(3), GapFrom::Ack, us(40), 65536, &mut rng);
+        (f, rng, LbStats::default())
+    }
+
     /// `reps_artifact`'s rules: the gap runs from the latest ACK (from time
     /// zero before any), and a new EV is kept for at least the hold.
     #[test]
     fn artifact_rules_gap_from_the_latest_ack_and_a_new_ev_held() {
-        let mut rng = Rng::new(5, StreamTag::Flow, 0);
-        let mut st = LbStats::default();
         let us = SimTime::from_us;
-        let mut f = Flowlet::with_rules(us(3), GapFrom::Ack, us(40), 65536, &mut rng);
+        let (mut f, mut rng, mut st) = artifact_flowlet();
         let first = f.next_ev(us(0), &mut rng, &mut st);
         assert_eq!(
             f.next_ev(us(3), &mut rng, &mut st),
@@ -256,14 +261,12 @@ mod tests {
     /// the EV but not the clocks, as the artifact's new connection does.
     #[test]
     fn a_resumed_flowlet_keeps_its_ev_and_forgets_its_clocks() {
-        let mut rng = Rng::new(5, StreamTag::Flow, 0);
-        let mut st = LbStats::default();
         let us = SimTime::from_us;
-        let mut f = Flowlet::with_rules(us(3), GapFrom::Ack, us(40), 65536, &mut rng);
+        let (mut f, mut rng, mut st) = artifact_flowlet();
         let first = f.next_ev(us(0), &mut rng, &mut st);
         f.on_ack(us(100), &echo(first, false), &mut st);
         let mut resumed = f.clone();
-        resumed.forget_timing();
+        resumed.resumed();
         assert_eq!(resumed.ev, first);
         assert_eq!(f.next_ev(us(101), &mut rng, &mut st), first, "1 us after an ACK");
         assert_ne!(

@@ -108,6 +108,9 @@ pub trait LoadBalancer {
     }
     /// The flow starts now on `ev`, chosen by its host's agent (`HostAgent::flow_ev`).
     fn pin(&mut self, _ev: u16) {}
+    /// A new flow takes up this state, left by its host pair's last flow
+    /// (`transport.resume_pair_state`): drop what a new connection would not keep.
+    fn resumed(&mut self) {}
 }
 
 /// What a balancer's host agent asks the engine to do.
@@ -292,6 +295,9 @@ macro_rules! load_balancers {
             }
             fn pin(&mut self, ev: u16) {
                 match self { $($(#[$attr])* Lb::$variant(b) => b.pin(ev),)* Lb::SharedReps(b) => b.borrow_mut().pin(ev) }
+            }
+            fn resumed(&mut self) {
+                match self { $($(#[$attr])* Lb::$variant(b) => b.resumed(),)* Lb::SharedReps(b) => b.borrow_mut().resumed() }
             }
         }
     };
