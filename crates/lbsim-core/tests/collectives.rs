@@ -132,29 +132,119 @@ fn butterfly_allreduce_respects_its_steps() {
     );
 }
 
-/// AllToAll with 2 parallel connections: no node ever has more than two
-/// messages under way, and message k starts when message k − 2 arrives.
+/// AllToAll with 2 messages per node under way, refilled from fixed lanes
+/// (`refill = "lane"`): message k starts when message k − 2 arrives.
 #[test]
-fn alltoall_limits_parallel_connections() {
+fn alltoall_lanes_wait_for_their_own_message() {
     let s = scenario(
         "[topology]\nhosts = 16\nradix = 8\n\
-         [workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 2\n",
+         [workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 2\nrefill = \"lane\"\n",
     );
     let out = run_ok(&s, None);
     assert_eq!(out.flows.len(), 16 * 15);
     assert_eq!(out.summary.unfinished_flows, 0);
     for src in 0..16 {
         let mine: Vec<&FlowRecord> = out.flows.iter().filter(|f| f.src == src).collect();
-        for f in &mine {
-            let open = mine
-                .iter()
-                .filter(|g| g.start_us <= f.start_us && g.receiver_finish_us > f.start_us)
-                .count();
-            assert!(open <= 2, "host {src} has {open} messages open at {} us", f.start_us);
-        }
+        assert_at_most_open(&mine, 2);
         for k in 2..mine.len() {
             assert_eq!(mine[k].start_us, mine[k - 2].receiver_finish_us);
         }
+    }
+}
+
+/// No more than `limit` of `mine` (one node's messages) under way at any start.
+fn assert_at_most_open(mine: &[&FlowRecord], limit: usize) {
+    for f in mine {
+        let open = mine
+            .iter()
+            .filter(|g| g.start_us <= f.start_us && g.receiver_finish_us > f.start_us)
+            .count();
+        assert!(
+            open <= limit,
+            "host {} has {open} messages open at {} us",
+            f.src,
+            f.start_us
+        );
+    }
+}
+
+/// AllToAll refilled by triggers (the default, the REPS artifact's): a
+/// node's messages go in rounds of `parallel`, and the i-th message of a
+/// round to be done starts the i-th of the next round, exactly then. Cut
+/// into subflows (`lb.kind = "subflows"`) a message is done when its last
+/// subflow is. With
+/// `release = "ack"` "done" is the sender's last ACK.
+#[test]
+fn alltoall_refills_on_any_message_done() {
+    for (lb, release) in [("ecmp", "arrival"), ("subflows", "arrival"), ("ecmp", "ack")] {
+        let s = scenario(&format!(
+            "[topology]\nhosts = 16\nradix = 8\n[lb]\nkind = \"{lb}\"\n\
+             [workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 3\nrelease = \"{release}\"\n"
+        ));
+        let out = run_ok(&s, None);
+        assert_eq!(out.summary.unfinished_flows, 0, "{lb}, {release}");
+        // Per message: its start and when it was done (its last flow).
+        let messages = out.flows.iter().map(|f| f.message).max().unwrap() as usize + 1;
+        assert_eq!(messages, 16 * 15);
+        assert_eq!(
+            out.flows.len() > messages,
+            lb == "subflows",
+            "{lb}: messages cut into subflows"
+        );
+        let (mut start, mut done, mut src) = (vec![f64::NAN; messages], vec![0f64; messages], vec![0; messages]);
+        for f in &out.flows {
+            let m = f.message as usize;
+            assert!(
+                start[m].is_nan() || start[m] == f.start_us,
+                "a message's flows start together"
+            );
+            start[m] = f.start_us;
+            let end = if release == "ack" {
+                f.sender_finish_us
+            } else {
+                f.receiver_finish_us
+            };
+            done[m] = done[m].max(end);
+            src[m] = f.src;
+        }
+        for node in 0..16 {
+            let mine: Vec<usize> = (0..messages).filter(|&m| src[m] == node).collect();
+            assert_eq!(mine.len(), 15);
+            for (round, next) in mine.chunks(3).zip(mine.chunks(3).skip(1)) {
+                let mut ends: Vec<f64> = round.iter().map(|&m| done[m]).collect();
+                ends.sort_by(f64::total_cmp);
+                let starts: Vec<f64> = next.iter().map(|&m| start[m]).collect();
+                assert_eq!(
+                    starts, ends,
+                    "{lb}, {release}: host {node}'s next round starts as its last one ends"
+                );
+            }
+        }
+    }
+}
+
+/// `release = "ack"`: a flow waiting for another starts when that one's
+/// sender holds its last ACK, one ACK's trip after the data arrived.
+#[test]
+fn release_on_ack_waits_for_the_senders_last_ack() {
+    let dir = std::env::temp_dir().join(format!("lbsim-release-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("chain.csv"),
+        "src,dst,size_bytes,start_us,after\n0,40,100000,0,\n40,80,100000,0,0\n",
+    )
+    .unwrap();
+    for release in ["arrival", "ack"] {
+        let s = scenario(&format!(
+            "[workload]\nkind = \"flows\"\nfile = \"chain.csv\"\nrelease = \"{release}\"\n"
+        ));
+        let f = run_ok(&s, Some(&dir)).flows;
+        let expected = match release {
+            "ack" => f[0].sender_finish_us,
+            _ => f[0].receiver_finish_us,
+        };
+        assert_eq!(f[1].start_us, expected, "{release}");
+        assert!(f[0].sender_finish_us > f[0].receiver_finish_us);
     }
 }
 
@@ -220,6 +310,34 @@ fn bad_collective_keys_are_named() {
         (
             "[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\ncooldown = \"1ms\"\n",
             "workload.cooldown",
+        ),
+        (
+            "[workload]\nkind = \"permutation\"\nsize = \"1MiB\"\nrelease = \"ack\"\n",
+            "workload.release",
+        ),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nrelease = \"first_byte\"\n",
+            "workload.release",
+        ),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nranks = 1\n",
+            "workload.ranks",
+        ),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nranks = 129\n",
+            "workload.ranks",
+        ),
+        (
+            "[workload]\nkind = \"butterfly_allreduce\"\nsize = \"1MiB\"\nranks = 48\n",
+            "workload.ranks",
+        ),
+        (
+            "[workload]\nkind = \"ring_allreduce\"\nsize = \"1MiB\"\nschedule = \"doubling\"\n",
+            "workload.schedule",
+        ),
+        (
+            "[workload]\nkind = \"alltoall\"\nsize = \"1MiB\"\nparallel = 2\nrefill = \"sometimes\"\n",
+            "workload.refill",
         ),
     ] {
         let e = Scenario::from_toml(toml)

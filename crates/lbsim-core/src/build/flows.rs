@@ -7,12 +7,12 @@
 
 use super::derive::Derived;
 use crate::cc::{self, CcBuilder, CcCommon, CongestionControl};
-use crate::engine::WorkloadMeta;
+use crate::engine::{Triggers, WorkloadMeta};
 use crate::lb::{self, LbBuilder, LbCommon};
 use crate::messages::{split, Carriers};
 use crate::net::{Network, PolicySite};
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{BdpBasis, CcKind, FctEnd, LbKind, RtxOrder, Scenario, ScenarioError, TransportKind};
+use crate::scenario::{BdpBasis, CcKind, FctEnd, LbKind, Release, RtxOrder, Scenario, ScenarioError, TransportKind};
 use crate::time::SimTime;
 use crate::transport::{packetize, Flow, FlowSpec, RdmaTimer, Recovery};
 use crate::workload::Traffic;
@@ -278,29 +278,35 @@ pub fn create(
         }
     }
     carriers.finish(flows.len() as u32);
-    let meta = wire_dependencies(&mut flows, &carriers, traffic, message_ideal, fct_end);
+    let release = s.workload.release.unwrap_or_default();
+    let meta = wire_dependencies(&mut flows, &carriers, traffic, message_ideal, fct_end, release)?;
     Ok((flows, meta))
 }
 
-/// The messages' dependencies as the flows' (each flow's `waiting_on`), and
-/// the rest the engine needs to know about the workload.
+/// The messages' dependencies and triggers as the flows' (each flow's
+/// `waiting_on`), and the rest the engine needs to know about the workload.
 fn wire_dependencies(
     flows: &mut [Flow],
     carriers: &Carriers,
     traffic: &Traffic,
     message_ideal: Vec<SimTime>,
     fct_end: FctEnd,
-) -> WorkloadMeta {
-    let (waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
+    release: Release,
+) -> Result<WorkloadMeta, ScenarioError> {
+    let (mut waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
+    let triggers = Triggers::wire(&traffic.triggers, carriers, traffic.flows.len(), &mut waiting_on)
+        .map_err(|e| ScenarioError::new("workload", e))?;
     for (f, w) in flows.iter_mut().zip(waiting_on) {
         f.waiting_on = w;
     }
-    WorkloadMeta {
+    Ok(WorkloadMeta {
         dependents,
+        triggers,
+        release,
         message_ideal,
         measure_from: traffic.measure_from,
         measure_until: traffic.measure_until,
         collective: traffic.collective,
         fct_end,
-    }
+    })
 }

@@ -19,6 +19,8 @@ mod pair_state;
 pub mod pfc;
 mod progress_guard;
 mod receiving;
+mod release;
+pub use release::Triggers;
 mod report;
 mod sending;
 
@@ -32,7 +34,7 @@ use crate::net::queue::PfcSignal;
 use crate::net::{Network, Node, PolicyOut, Port, Queue};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
-use crate::scenario::FctEnd;
+use crate::scenario::{FctEnd, Release};
 use crate::time::SimTime;
 use crate::transport::{Flow, TransportParams};
 
@@ -56,8 +58,12 @@ pub struct SimParams {
 /// What the workload says beyond the flows themselves.
 #[derive(Clone, Debug, Default)]
 pub struct WorkloadMeta {
-    /// Per flow, the flows that wait for its data to arrive.
+    /// Per flow, the flows that wait for it to be done (`release`).
     pub dependents: Vec<Vec<u32>>,
+    /// The messages' multishot triggers.
+    pub triggers: Triggers,
+    /// When a flow counts as done for `dependents` and `triggers`.
+    pub release: Release,
     /// Per message (`Flow::message`), the ideal FCT of the whole message.
     pub message_ideal: Vec<SimTime>,
     /// Statistics count flows that start at or after this…

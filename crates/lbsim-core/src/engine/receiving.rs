@@ -1,12 +1,13 @@
 //! The receiving side: data reaches a flow's receiver half, which answers
 //! as its ACK policy says; a message made whole releases the flows waiting
-//! for it; the receiving hosts' congestion-control agent (EQDS's credit
+//! for it (`release`); the receiving hosts' congestion-control agent (EQDS's credit
 //! pacers) sees every arrival and paces its grants.
 
 use super::Simulation;
 use crate::cc::CongestionControl;
 use crate::event::Event;
 use crate::packet::{Packet, PacketKind};
+use crate::scenario::Release;
 use crate::transport::receiver::{Batch, Reply};
 use crate::transport::Receive;
 
@@ -35,7 +36,7 @@ impl Simulation {
         }
         if arrival.complete {
             self.flows_done += 1;
-            self.release_dependents(pkt.flow);
+            self.on_flow_done(pkt.flow, Release::Arrival);
         }
         self.reply(&pkt, arrival.reply);
     }
@@ -107,21 +108,6 @@ impl Simulation {
             Reply::Batch => self.send_ack_batch(flow),
             Reply::FlushAt(at) => self.events.push(at, Event::AckFlush { flow }),
             Reply::Nothing | Reply::Echo(_) | Reply::Sack(_) | Reply::Cumulative { .. } => {}
-        }
-    }
-
-    /// A flow's data has all arrived: flows waiting only for it may start.
-    fn release_dependents(&mut self, flow: u32) {
-        let Some(deps) = self.meta.dependents.get(flow as usize) else {
-            return;
-        };
-        for &d in deps {
-            let f = &mut self.flows[d as usize];
-            f.waiting_on -= 1;
-            if f.waiting_on == 0 {
-                self.events
-                    .push(f.spec.start.max(self.now), Event::FlowStart { flow: d });
-            }
         }
     }
 

@@ -8,6 +8,7 @@ use crate::cc::CongestionControl;
 use crate::event::Event;
 use crate::lb::LoadBalancer;
 use crate::packet::Packet;
+use crate::scenario::Release;
 use crate::time::SimTime;
 
 impl Simulation {
@@ -65,6 +66,7 @@ impl Simulation {
         }
         f.finish_sender(self.now);
         self.senders_done += 1;
+        self.on_flow_done(flow, Release::Ack);
     }
 
     /// A rate-paced flow's next packet may leave.

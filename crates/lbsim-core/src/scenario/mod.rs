@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 pub use transport::{warnings, AckInfo, RdmaTransport, RttSamples, RtxOrder, Transport, TransportKind};
 pub use units::{Amount, AmountValue, AutoAmount, AutoTime, NeverTime, RateSpec, Time};
-pub use workload::{Arrivals, LoadBasis, TracePattern, Workload, WorkloadKind};
+pub use workload::{Arrivals, LoadBasis, Release, TracePattern, Workload, WorkloadKind};
 
 /// A problem with a scenario, naming the key (dotted path) it concerns.
 #[derive(Clone, Debug, PartialEq)]

@@ -2,7 +2,7 @@
 //! kind takes or requires (a key that does not apply is an error naming it).
 
 use super::{Amount, ScenarioError, Time};
-use crate::workload::collective::Layout;
+use crate::workload::collective::{ButterflySchedule, Layout, Refill};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +57,19 @@ pub enum TracePattern {
     /// receiver"; this is what the REPS artifact's generator does
     /// (traffic_gen_utils.py `generate_traffic_matrix`, `get_dst`).
     Partners,
+}
+
+/// When a finished message lets the messages that wait for it start
+/// (`workload.release`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Release {
+    /// Its last byte has reached the receiver.
+    #[default]
+    Arrival,
+    /// Its sender holds the last ACK: the REPS artifact's `send_done_trigger`
+    /// (htsim's connection matrices, which its collectives use).
+    Ack,
 }
 
 /// The traffic. Keys that do not apply to `kind` are rejected.
@@ -115,6 +128,18 @@ pub struct Workload {
     /// Collectives: how many times it runs back to back (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u32>,
+    /// Collectives: how many hosts take part (default all), the first ones of `layout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Butterfly AllReduce: "halving_doubling" (default) or "doubling".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ButterflySchedule>,
+    /// AllToAll: "any" (default) or "lane".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<Refill>,
+    /// Collectives and flow files: "arrival" (default) or "ack".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<Release>,
 }
 
 impl WorkloadKind {
@@ -123,7 +148,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start", "parallel", "warmup"],
             WorkloadKind::Incast => &["size", "start", "senders", "receiver", "warmup"],
-            WorkloadKind::Flows => &["file", "warmup"],
+            WorkloadKind::Flows => &["file", "warmup", "release"],
             WorkloadKind::Trace => &[
                 "start",
                 "cdf",
@@ -136,10 +161,28 @@ impl WorkloadKind {
                 "warmup",
                 "cooldown",
             ],
-            WorkloadKind::RingAllreduce | WorkloadKind::ButterflyAllreduce => {
-                &["size", "start", "layout", "iterations", "warmup"]
-            }
-            WorkloadKind::Alltoall => &["size", "start", "layout", "iterations", "parallel", "warmup"],
+            WorkloadKind::RingAllreduce => &["size", "start", "layout", "ranks", "iterations", "warmup", "release"],
+            WorkloadKind::ButterflyAllreduce => &[
+                "size",
+                "start",
+                "layout",
+                "ranks",
+                "schedule",
+                "iterations",
+                "warmup",
+                "release",
+            ],
+            WorkloadKind::Alltoall => &[
+                "size",
+                "start",
+                "layout",
+                "ranks",
+                "iterations",
+                "parallel",
+                "refill",
+                "warmup",
+                "release",
+            ],
         }
     }
 }
@@ -168,7 +211,7 @@ impl Workload {
     }
 
     /// Every optional key, and whether the scenario gives it.
-    fn given_keys(&self) -> [(&'static str, bool); 17] {
+    fn given_keys(&self) -> [(&'static str, bool); 21] {
         let w = self;
         [
             ("size", w.size.is_some()),
@@ -188,6 +231,10 @@ impl Workload {
             ("layout", w.layout.is_some()),
             ("parallel", w.parallel.is_some()),
             ("iterations", w.iterations.is_some()),
+            ("ranks", w.ranks.is_some()),
+            ("schedule", w.schedule.is_some()),
+            ("refill", w.refill.is_some()),
+            ("release", w.release.is_some()),
         ]
     }
 

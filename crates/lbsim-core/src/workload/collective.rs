@@ -1,17 +1,22 @@
 //! AI training collectives as flows with dependencies (REPS §4.2 "AI
 //! collectives"): ring and butterfly AllReduce, and AllToAll with at most
-//! `parallel` connections per node. A flow waits for the flows listed in its
-//! `after` (their data must have arrived at the receiver), which is how one
-//! step of a collective follows the previous one at each node.
+//! `parallel` messages per node under way. A flow waits for the flows listed
+//! in its `after`, which is how one step of a collective follows the
+//! previous one at each node; AllToAll refills its window through a trigger
+//! (`Traffic::triggers`). When a message counts as done for this is
+//! `workload.release` (its last byte delivered, or its last ACK home).
 //!
 //! Sizes: `size` is each node's buffer. Ring AllReduce moves size/N per step
 //! over 2(N−1) steps (reduce-scatter, then all-gather); butterfly moves
 //! size/2, size/4, …, size/N while halving, then the same back while
-//! doubling (Rabenseifner's recursive halving/doubling); AllToAll sends
-//! size/N to each of the N−1 others (the NCCL convention: the send buffer
-//! holds one block per peer).
+//! doubling (Rabenseifner's recursive halving/doubling), or with
+//! `schedule = "doubling"` the whole buffer to partners at distance 1, 2, 4,
+//! …, N/2 (recursive doubling: the REPS artifact's butterfly,
+//! `gen_allreduce_butterfly.py`); AllToAll sends size/N to each of the N−1
+//! others (the NCCL convention: the send buffer holds one block per peer).
 
-use super::{NetInfo, Traffic};
+use super::{NetInfo, Traffic, Trigger};
+use crate::rng::Rng;
 use crate::scenario::{ScenarioError, Workload, WorkloadKind};
 use crate::time::SimTime;
 use crate::transport::FlowSpec;
@@ -25,15 +30,49 @@ pub enum Layout {
     /// Rank j is on ToR j mod T: every ring hop crosses to another ToR, so
     /// every byte climbs to the spine (the REPS FPGA setup, §4.2).
     CrossSpine,
+    /// The hosts in a random order drawn from the workload's stream (the
+    /// REPS artifact's ring and AllToAll shuffle the hosts: `gen_allreduce.py`,
+    /// `gen_serialn_alltoall.py`).
+    Random,
 }
 
-/// The host of each rank.
-pub fn ranks(hosts: u32, hosts_per_tor: u32, layout: Layout) -> Vec<u32> {
+/// How butterfly AllReduce pairs the ranks (`workload.schedule`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ButterflySchedule {
+    /// Recursive halving (partners N/2, N/4, …, 1; size/2, size/4, …) then doubling back.
+    #[default]
+    HalvingDoubling,
+    /// Recursive doubling: partners 1, 2, 4, …, N/2, the whole buffer each time.
+    Doubling,
+}
+
+/// When an AllToAll node starts its next message (`workload.refill`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refill {
+    /// When any of its messages under way is done: the node's messages go
+    /// in rounds of `parallel`, and each message done of one round starts
+    /// the next of the following round (the REPS artifact's multishot
+    /// triggers, `gen_serialn_alltoall.py`).
+    #[default]
+    Any,
+    /// Message k when message k − parallel is done: `parallel` fixed lanes.
+    Lane,
+}
+
+/// The host of each rank: all hosts in the layout's order.
+pub fn ranks(hosts: u32, hosts_per_tor: u32, layout: Layout, rng: &mut Rng) -> Vec<u32> {
     match layout {
         Layout::HostOrder => (0..hosts).collect(),
         Layout::CrossSpine => {
             let tors = hosts / hosts_per_tor;
             (0..hosts).map(|j| (j % tors) * hosts_per_tor + j / tors).collect()
+        }
+        Layout::Random => {
+            let mut r: Vec<u32> = (0..hosts).collect();
+            rng.shuffle(&mut r);
+            r
         }
     }
 }
@@ -89,26 +128,33 @@ pub fn ring_allreduce(ranks: &[u32], size: u64, iterations: u32, start: SimTime)
     p.t
 }
 
-/// Butterfly AllReduce over a power-of-two number of ranks: log2 N halving
-/// steps with partners at distance N/2, N/4, …, 1, then log2 N doubling
-/// steps back out. A rank's next step waits for what its partner sent it.
-pub fn butterfly_allreduce(ranks: &[u32], size: u64, iterations: u32, start: SimTime) -> Result<Traffic, String> {
+/// Butterfly AllReduce over a power-of-two number of ranks, `schedule`'s
+/// steps (partner distance and bytes) in turn. A rank's next step waits for
+/// what its partner sent it.
+pub fn butterfly_allreduce(
+    ranks: &[u32],
+    size: u64,
+    schedule: ButterflySchedule,
+    iterations: u32,
+    start: SimTime,
+) -> Result<Traffic, String> {
     let n = ranks.len();
     if !n.is_power_of_two() || n < 2 {
-        return Err(format!("needs a power-of-two number of hosts, got {n}"));
+        return Err(format!("needs a power-of-two number of ranks, got {n}"));
     }
     let rounds = n.trailing_zeros();
-    let mut schedule: Vec<(usize, u64)> = Vec::new(); // (partner distance, bytes)
-    for k in 0..rounds {
-        schedule.push((n >> (k + 1), size.div_ceil(2u64 << k)));
-    }
-    let halving = schedule.clone();
-    schedule.extend(halving.into_iter().rev());
+    let steps: Vec<(usize, u64)> = match schedule {
+        ButterflySchedule::HalvingDoubling => {
+            let halving: Vec<(usize, u64)> = (0..rounds).map(|k| (n >> (k + 1), size.div_ceil(2u64 << k))).collect();
+            halving.iter().chain(halving.iter().rev()).copied().collect()
+        }
+        ButterflySchedule::Doubling => (0..rounds).map(|k| (1 << k, size)).collect(),
+    };
     let mut p = Plan::new(start);
     let mut incoming: Vec<Option<u32>> = vec![None; n];
     let mut step = 0;
     for _ in 0..iterations {
-        for &(dist, bytes) in &schedule {
+        for &(dist, bytes) in &steps {
             let sent: Vec<u32> = (0..n)
                 .map(|r| {
                     let after = incoming[r].into_iter().collect();
@@ -125,31 +171,36 @@ pub fn butterfly_allreduce(ranks: &[u32], size: u64, iterations: u32, start: Sim
 }
 
 /// AllToAll: rank r sends size/N to r+1, r+2, …, r+N−1 in that order, with
-/// at most `parallel` of its messages under way: message k waits for the
-/// arrival of message k − parallel. `step` is the offset k.
-pub fn alltoall(ranks: &[u32], size: u64, parallel: u32, iterations: u32, start: SimTime) -> Traffic {
+/// at most `parallel` of its messages under way, refilled as `refill` says.
+/// `step` is the offset k − 1 (plus N − 1 per earlier iteration).
+pub fn alltoall(ranks: &[u32], size: u64, parallel: u32, refill: Refill, iterations: u32, start: SimTime) -> Traffic {
     let n = ranks.len();
     let block = size.div_ceil(n as u64);
+    let parallel = parallel as usize;
     let mut p = Plan::new(start);
     let mut mine: Vec<Vec<u32>> = vec![Vec::new(); n];
     for it in 0..iterations {
         for k in 1..n {
             for r in 0..n {
                 let m = &mine[r];
-                let after = m
-                    .len()
-                    .checked_sub(parallel as usize)
-                    .map(|i| m[i])
-                    .into_iter()
-                    .collect();
-                let id = p.add(
-                    ranks[r],
-                    ranks[(r + k) % n],
-                    block,
-                    it * (n as u32 - 1) + k as u32 - 1,
-                    after,
-                );
+                let after = match refill {
+                    Refill::Lane => m.len().checked_sub(parallel).map(|i| m[i]).into_iter().collect(),
+                    Refill::Any => Vec::new(),
+                };
+                let step = it * (n as u32 - 1) + k as u32 - 1;
+                let id = p.add(ranks[r], ranks[(r + k) % n], block, step, after);
                 mine[r].push(id);
+            }
+        }
+    }
+    if refill == Refill::Any {
+        // Round j + 1 of a node's messages starts one message per message of round j done.
+        for m in &mine {
+            for (done, next) in m.chunks(parallel).zip(m.chunks(parallel).skip(1)) {
+                p.t.triggers.push(Trigger {
+                    activators: done.to_vec(),
+                    targets: next.to_vec(),
+                });
             }
         }
     }
@@ -157,33 +208,52 @@ pub fn alltoall(ranks: &[u32], size: u64, parallel: u32, iterations: u32, start:
 }
 
 /// `workload.kind` a collective (`ring_allreduce`, `butterfly_allreduce`,
-/// `alltoall`): its ranks laid out on the hosts by `layout`, run
-/// `iterations` times from `start`.
-pub(super) fn traffic(w: &Workload, net: NetInfo, size: Option<u64>, start: SimTime) -> Result<Traffic, ScenarioError> {
+/// `alltoall`): its `ranks` (default all hosts) the first hosts of `layout`,
+/// run `iterations` times from `start`.
+pub(super) fn traffic(
+    w: &Workload,
+    net: NetInfo,
+    size: Option<u64>,
+    start: SimTime,
+    rng: &mut Rng,
+) -> Result<Traffic, ScenarioError> {
     let hosts = net.hosts;
     let size = size.expect("checked by the scenario");
     let layout = w.layout.unwrap_or(Layout::HostOrder);
-    let ranks = ranks(hosts, net.hosts_per_tor, layout);
-    if hosts < 2 {
+    let count = w.ranks.unwrap_or(hosts);
+    let count_key = if w.ranks.is_some() {
+        "workload.ranks"
+    } else {
+        "topology.hosts"
+    };
+    if count < 2 {
+        return Err(ScenarioError::new(count_key, "a collective needs at least 2 hosts"));
+    }
+    if count > hosts {
         return Err(ScenarioError::new(
-            "topology.hosts",
-            "a collective needs at least 2 hosts",
+            "workload.ranks",
+            format!("{count} ranks, but the topology has {hosts} hosts"),
         ));
     }
+    let mut ranks = ranks(hosts, net.hosts_per_tor, layout, rng);
+    ranks.truncate(count as usize);
     let iterations = w.iterations.unwrap_or(1);
     if iterations == 0 {
         return Err(ScenarioError::new("workload.iterations", "must be at least 1"));
     }
     let mut t = match w.kind {
         WorkloadKind::RingAllreduce => ring_allreduce(&ranks, size, iterations, start),
-        WorkloadKind::ButterflyAllreduce => butterfly_allreduce(&ranks, size, iterations, start)
-            .map_err(|m| ScenarioError::new("topology.hosts", format!("butterfly AllReduce {m}")))?,
+        WorkloadKind::ButterflyAllreduce => {
+            let schedule = w.schedule.unwrap_or_default();
+            butterfly_allreduce(&ranks, size, schedule, iterations, start)
+                .map_err(|m| ScenarioError::new(count_key, format!("butterfly AllReduce {m}")))?
+        }
         _ => {
             let parallel = w.parallel.expect("checked by the scenario");
             if parallel == 0 {
                 return Err(ScenarioError::new("workload.parallel", "must be at least 1"));
             }
-            alltoall(&ranks, size, parallel, iterations, start)
+            alltoall(&ranks, size, parallel, w.refill.unwrap_or_default(), iterations, start)
         }
     };
     t.collective = Some(match w.kind {
@@ -198,9 +268,34 @@ pub(super) fn traffic(w: &Workload, net: NetInfo, size: Option<u64>, start: SimT
 mod tests {
     use super::*;
 
+    fn rng() -> Rng {
+        Rng::new(7, crate::rng::StreamTag::Workload, 0)
+    }
+
+    #[test]
+    fn random_layout_is_a_seeded_shuffle() {
+        let r = ranks(64, 8, Layout::Random, &mut rng());
+        let mut sorted = r.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..64).collect::<Vec<_>>(), "a permutation of the hosts");
+        assert_ne!(r, sorted, "not the host order");
+        assert_eq!(
+            r,
+            ranks(64, 8, Layout::Random, &mut rng()),
+            "the same seed, the same order"
+        );
+        let other = ranks(
+            64,
+            8,
+            Layout::Random,
+            &mut Rng::new(8, crate::rng::StreamTag::Workload, 0),
+        );
+        assert_ne!(r, other, "another seed, another order");
+    }
+
     #[test]
     fn cross_spine_layout_puts_neighbours_on_other_tors() {
-        let r = ranks(32, 8, Layout::CrossSpine);
+        let r = ranks(32, 8, Layout::CrossSpine, &mut rng());
         let mut sorted = r.clone();
         sorted.sort();
         assert_eq!(sorted, (0..32).collect::<Vec<_>>(), "a permutation of the hosts");
@@ -228,7 +323,8 @@ mod tests {
 
     #[test]
     fn butterfly_halves_then_doubles() {
-        let t = butterfly_allreduce(&[0, 1, 2, 3, 4, 5, 6, 7], 8000, 1, SimTime::ZERO).unwrap();
+        let halving = ButterflySchedule::HalvingDoubling;
+        let t = butterfly_allreduce(&[0, 1, 2, 3, 4, 5, 6, 7], 8000, halving, 1, SimTime::ZERO).unwrap();
         let per_step: Vec<(u64, u32)> = (0..6)
             .map(|s| {
                 let f = t.flows[s * 8];
@@ -239,20 +335,54 @@ mod tests {
             per_step,
             [(4000, 4), (2000, 2), (1000, 1), (1000, 1), (2000, 2), (4000, 4)]
         );
-        assert!(butterfly_allreduce(&[0, 1, 2], 10, 1, SimTime::ZERO).is_err());
+        assert!(butterfly_allreduce(&[0, 1, 2], 10, halving, 1, SimTime::ZERO).is_err());
     }
 
     #[test]
-    fn alltoall_keeps_at_most_parallel_messages_open() {
-        let t = alltoall(&[0, 1, 2, 3, 4], 5000, 2, 1, SimTime::ZERO);
-        assert_eq!(t.flows.len(), 20);
-        for src in 0..5u32 {
-            let mine: Vec<usize> = (0..20).filter(|&i| t.flows[i].src == src).collect();
-            let dsts: Vec<u32> = mine.iter().map(|&i| t.flows[i].dst).collect();
-            assert_eq!(dsts, (1..5).map(|k| (src + k) % 5).collect::<Vec<_>>());
-            assert!(t.after[mine[0]].is_empty() && t.after[mine[1]].is_empty());
-            assert_eq!(t.after[mine[2]], vec![mine[0] as u32]);
-            assert_eq!(t.after[mine[3]], vec![mine[1] as u32]);
+    fn doubling_butterfly_sends_the_whole_buffer_ever_farther() {
+        let ranks = [3, 1, 4, 0, 5, 2, 7, 6];
+        let t = butterfly_allreduce(&ranks, 8000, ButterflySchedule::Doubling, 1, SimTime::ZERO).unwrap();
+        assert_eq!(t.flows.len(), 3 * 8);
+        for (s, dist) in [1usize, 2, 4].into_iter().enumerate() {
+            for r in 0..8 {
+                let (i, f) = (s * 8 + r, t.flows[s * 8 + r]);
+                assert_eq!((f.src, f.dst, f.size), (ranks[r], ranks[r ^ dist], 8000));
+                let waits: Vec<u32> = if s == 0 {
+                    vec![]
+                } else {
+                    vec![((s - 1) * 8 + (r ^ (dist / 2))) as u32]
+                };
+                assert_eq!(
+                    t.after[i], waits,
+                    "step {s} rank {r} waits for what its last partner sent"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn alltoall_lanes_and_rounds() {
+        for refill in [Refill::Lane, Refill::Any] {
+            let t = alltoall(&[0, 1, 2, 3, 4], 5000, 2, refill, 1, SimTime::ZERO);
+            assert_eq!(t.flows.len(), 20);
+            for src in 0..5u32 {
+                let mine: Vec<u32> = (0..20).filter(|&i| t.flows[i as usize].src == src).collect();
+                let dsts: Vec<u32> = mine.iter().map(|&i| t.flows[i as usize].dst).collect();
+                assert_eq!(dsts, (1..5).map(|k| (src + k) % 5).collect::<Vec<_>>());
+                let after: Vec<&[u32]> = mine.iter().map(|&i| t.after[i as usize].as_slice()).collect();
+                match refill {
+                    Refill::Lane => assert_eq!(after, [&[][..], &[], &[mine[0]], &[mine[1]]]),
+                    Refill::Any => {
+                        assert!(after.iter().all(|a| a.is_empty()));
+                        let round = Trigger {
+                            activators: mine[..2].to_vec(),
+                            targets: mine[2..].to_vec(),
+                        };
+                        assert!(t.triggers.contains(&round), "host {src}: {:?}", t.triggers);
+                    }
+                }
+            }
+            assert_eq!(t.triggers.len(), if refill == Refill::Any { 5 } else { 0 });
         }
     }
 }

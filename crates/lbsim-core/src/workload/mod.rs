@@ -32,6 +32,8 @@ pub struct Traffic {
     /// Per flow, the flows whose data must have reached their receiver
     /// before it starts (never before its own `start`). Always earlier ids.
     pub after: Vec<Vec<u32>>,
+    /// Multishot triggers between messages (none for most workloads).
+    pub triggers: Vec<Trigger>,
     /// Per flow, its step within a collective (0 for other workloads).
     pub step: Vec<u32>,
     /// The collective these flows form, if any (its completion is reported).
@@ -40,6 +42,16 @@ pub struct Traffic {
     pub measure_from: SimTime,
     /// Flows that finish after this are left out too (None: no limit).
     pub measure_until: Option<SimTime>,
+}
+
+/// A multishot trigger (htsim's connection matrices): each time one of its
+/// `activators` is done, its next target starts (targets in order; each also
+/// waits for its `after` and its own start time). Its targets count as
+/// waiting for it from the start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trigger {
+    pub activators: Vec<u32>,
+    pub targets: Vec<u32>,
 }
 
 impl Traffic {
@@ -78,7 +90,7 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
         WorkloadKind::Incast => incast::traffic(w, net.hosts, size, start, &mut rng)?,
         WorkloadKind::Trace => trace::traffic(w, net, start, seed, base_dir)?,
         WorkloadKind::RingAllreduce | WorkloadKind::ButterflyAllreduce | WorkloadKind::Alltoall => {
-            collective::traffic(w, net, size, start)?
+            collective::traffic(w, net, size, start, &mut rng)?
         }
         WorkloadKind::Flows => {
             let file = w.file.as_ref().expect("checked by the scenario");
