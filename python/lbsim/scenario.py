@@ -155,7 +155,7 @@ class Scenario:
 
     def input_files(self) -> dict[str, Path]:
         """Files the scenario reads, by the path text written in it
-        (``workload.file`` for ``kind = "flows"``, ``workload.cdf`` when it
+        (``workload.file`` for ``kind = "flows"`` or ``"connection_matrix"``, ``workload.cdf`` when it
         names a file rather than a built-in distribution), resolved to where they are."""
         return {text: path for _, text, path in self.input_file_keys()}
 

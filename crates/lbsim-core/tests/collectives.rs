@@ -248,6 +248,62 @@ fn release_on_ack_waits_for_the_senders_last_ack() {
     }
 }
 
+/// An htsim connection matrix (`workload.kind = "connection_matrix"`): its
+/// triggers start their targets exactly when htsim's would. Oneshot: both
+/// targets when the activator's sender has its last ACK; multishot: one
+/// target per activator done, in the order they are done; barrier (count 2):
+/// when the second of its activators' data has arrived, and never with one.
+#[test]
+fn connection_matrix_triggers_start_their_targets() {
+    let dir = std::env::temp_dir().join(format!("lbsim-cm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("m.cm"),
+        "Nodes 128\nConnections 12\nTriggers 4\n\
+         0->40 id 1 start 0 size 200000 send_done_trigger 1\n\
+         40->80 id 2 trigger 1 size 1000\n\
+         41->81 id 3 trigger 1 size 1000\n\
+         1->50 id 4 start 2000000 size 300000 send_done_trigger 2\n\
+         2->60 id 5 start 0 size 100000 send_done_trigger 2\n\
+         50->90 id 6 trigger 2 size 1000\n\
+         60->100 id 7 trigger 2 size 1000\n\
+         3->70 id 8 start 0 size 50000 recv_done_trigger 3\n\
+         70->110 id 9 trigger 3 size 1000\n\
+         4->71 id 10 start 0 size 80000 recv_done_trigger 3\n\
+         5->72 id 11 start 0 size 1000 recv_done_trigger 4\n\
+         72->111 id 12 trigger 4 size 1000\n\
+         trigger id 1 oneshot\ntrigger id 2 multishot\ntrigger id 3 barrier count 2\ntrigger id 4 barrier count 2\n",
+    )
+    .unwrap();
+    let s = scenario("[workload]\nkind = \"connection_matrix\"\nfile = \"m.cm\"\n");
+    let out = lbsim_core::run(&s, Some(&dir)).unwrap();
+    let f = &out.flows;
+    assert_eq!(f[3].start_us, 2.0, "start is in picoseconds");
+    assert_eq!(
+        (f[1].start_us, f[2].start_us),
+        (f[0].sender_finish_us, f[0].sender_finish_us)
+    );
+    let mut done = [f[3].sender_finish_us, f[4].sender_finish_us];
+    done.sort_by(f64::total_cmp);
+    assert!(
+        f[4].sender_finish_us < f[3].sender_finish_us,
+        "the smaller message, started first, is done first"
+    );
+    assert_eq!(
+        [f[5].start_us, f[6].start_us],
+        done,
+        "multishot: targets in file order, one per activator done"
+    );
+    assert_eq!(f[8].start_us, f[7].receiver_finish_us.max(f[9].receiver_finish_us));
+    assert!(f[7].receiver_finish_us != f[9].receiver_finish_us);
+    assert!(
+        !f[11].finished && f[11].start_us.is_nan(),
+        "a barrier of 2 with one activator never fires"
+    );
+    assert_eq!(out.summary.unfinished_flows, 1);
+    assert!(out.summary.collective_us.is_nan(), "unfinished: no completion time");
+}
+
 /// Dependencies from a file: a flow that waits for one that can never
 /// finish (its host is cut off) is reported unfinished and never started;
 /// the run still ends.

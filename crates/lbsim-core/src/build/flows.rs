@@ -294,8 +294,14 @@ fn wire_dependencies(
     release: Release,
 ) -> Result<WorkloadMeta, ScenarioError> {
     let (mut waiting_on, dependents) = carriers.flow_dependencies(&traffic.after);
-    let triggers = Triggers::wire(&traffic.triggers, carriers, traffic.flows.len(), &mut waiting_on)
-        .map_err(|e| ScenarioError::new("workload", e))?;
+    let triggers = Triggers::wire(
+        &traffic.triggers,
+        carriers,
+        traffic.flows.len(),
+        release,
+        &mut waiting_on,
+    )
+    .map_err(|e| ScenarioError::new("workload", e))?;
     for (f, w) in flows.iter_mut().zip(waiting_on) {
         f.waiting_on = w;
     }

@@ -1,55 +1,76 @@
 //! What a finished message lets start: the messages waiting for it (a
-//! workload's `after`), and the next target of the multishot trigger it
-//! activates. A trigger is htsim's connection-matrix trigger: each time one
-//! of its activating messages is done, its next target (in order) starts, so
-//! a node with `parallel` messages under way starts a new one whenever any of
-//! them ends (the REPS artifact's AllToAll, `gen_serialn_alltoall.py`). When a
-//! message counts as done is `workload.release`.
+//! workload's `after`, when it is done in the sense `workload.release`
+//! names), and the targets of the trigger it activates. Triggers are htsim's
+//! connection-matrix triggers: a multishot one starts its next target each
+//! time one of its activators is done, so a node with `parallel` messages
+//! under way starts a new one whenever any of them ends (the REPS
+//! artifact's AllToAll, `gen_serialn_alltoall.py`); a oneshot or barrier one
+//! starts all its targets at its first (or n-th) activation.
 
 use super::Simulation;
 use crate::event::Event;
 use crate::messages::Carriers;
 use crate::scenario::Release;
-use crate::workload::Trigger;
+use crate::workload::{Fires, Trigger};
 use std::ops::Range;
 
 const NONE: u32 = u32::MAX;
 
 /// The triggers as the engine runs them (empty: the workload has none, and
-/// releasing a flow costs one length check).
+/// a flow done costs one length check).
 #[derive(Clone, Debug, Default)]
 pub struct Triggers {
-    /// Per message: the trigger it activates when done (`NONE`: none).
-    fires: Vec<u32>,
-    /// Per message: its flows not yet done (a message done activates its trigger).
-    parts_left: Vec<u32>,
-    /// Per trigger: its targets' flows, in the order they start, and how many have started.
-    targets: Vec<(Vec<Range<u32>>, usize)>,
+    /// Per sense (arrival, ack) and message: the trigger it activates when done (`NONE`: none).
+    fires: [Vec<u32>; 2],
+    /// Per sense and message: its flows not yet done in that sense.
+    parts_left: [Vec<u32>; 2],
+    armed: Vec<Armed>,
+}
+
+/// One trigger: its targets' flows in order, its rule, and how often it was activated.
+#[derive(Clone, Debug)]
+struct Armed {
+    targets: Vec<Range<u32>>,
+    fires: Fires,
+    activations: u32,
+}
+
+fn sense(r: Release) -> usize {
+    match r {
+        Release::Arrival => 0,
+        Release::Ack => 1,
+    }
 }
 
 impl Triggers {
-    /// The workload's triggers on its flows: each target's flows wait for
-    /// one activation more (`waiting_on`). A message activates at most one
-    /// trigger and is the target of at most one (checked: `Err` says which).
+    /// The workload's triggers on its flows (a trigger without its own sense
+    /// takes `release`): each target's flows wait for one thing more
+    /// (`waiting_on`). A message activates at most one trigger per sense and
+    /// is the target of at most one (`Err` says which message breaks this).
     pub fn wire(
         triggers: &[Trigger],
         carriers: &Carriers,
         messages: usize,
+        release: Release,
         waiting_on: &mut [u32],
     ) -> Result<Self, String> {
         if triggers.is_empty() {
             return Ok(Triggers::default());
         }
+        let parts: Vec<u32> = (0..messages as u32).map(|m| carriers.of(m).len() as u32).collect();
         let mut t = Triggers {
-            fires: vec![NONE; messages],
-            parts_left: (0..messages as u32).map(|m| carriers.of(m).len() as u32).collect(),
-            targets: Vec::with_capacity(triggers.len()),
+            fires: [vec![NONE; messages], vec![NONE; messages]],
+            parts_left: [parts.clone(), parts],
+            armed: Vec::with_capacity(triggers.len()),
         };
         let mut targeted = vec![false; messages];
         for (i, trigger) in triggers.iter().enumerate() {
+            let fires = &mut t.fires[sense(trigger.on.unwrap_or(release))];
             for &m in &trigger.activators {
-                if std::mem::replace(&mut t.fires[m as usize], i as u32) != NONE {
-                    return Err(format!("message {m} activates two triggers"));
+                if std::mem::replace(&mut fires[m as usize], i as u32) != NONE {
+                    return Err(format!(
+                        "message {m} activates two triggers when done in the same sense"
+                    ));
                 }
             }
             for &m in &trigger.targets {
@@ -60,40 +81,56 @@ impl Triggers {
                     waiting_on[f as usize] += 1;
                 }
             }
-            t.targets
-                .push((trigger.targets.iter().map(|&m| carriers.of(m)).collect(), 0));
+            t.armed.push(Armed {
+                targets: trigger.targets.iter().map(|&m| carriers.of(m)).collect(),
+                fires: trigger.fires,
+                activations: 0,
+            });
         }
         Ok(t)
     }
 }
 
 impl Simulation {
-    /// `flow` is done in the sense `release` names: the flows waiting
-    /// for it count it, and its message, once whole, activates its trigger.
+    /// `flow` is done in the sense `at`: if that is `workload.release`'s,
+    /// the flows waiting for it count it; and its message, once all its
+    /// flows are done in that sense, activates its trigger for it.
     pub(super) fn on_flow_done(&mut self, flow: u32, at: Release) {
-        if at != self.meta.release {
-            return;
-        }
-        // A flow is done once in each sense: its list is not needed again.
-        let deps = self.meta.dependents.get_mut(flow as usize).map(std::mem::take);
-        for d in deps.unwrap_or_default() {
-            self.count_down(d);
+        if at == self.meta.release {
+            // A flow is done once in each sense: its list is not needed again.
+            let deps = self.meta.dependents.get_mut(flow as usize).map(std::mem::take);
+            for d in deps.unwrap_or_default() {
+                self.count_down(d);
+            }
         }
         let m = self.flows[flow as usize].message as usize;
-        let t = &mut self.meta.triggers;
-        let Some(&trigger) = t.fires.get(m).filter(|&&i| i != NONE) else {
+        let (fires, left) = (
+            &self.meta.triggers.fires[sense(at)],
+            &mut self.meta.triggers.parts_left[sense(at)],
+        );
+        let Some(&trigger) = fires.get(m).filter(|&&i| i != NONE) else {
             return;
         };
-        t.parts_left[m] -= 1;
-        if t.parts_left[m] > 0 {
+        left[m] -= 1;
+        if left[m] > 0 {
             return;
         }
-        let (targets, started) = &mut t.targets[trigger as usize];
-        let Some(next) = targets.get(*started).cloned() else {
-            return; // more activations than targets: the rest start nothing
+        let armed = &mut self.meta.triggers.armed[trigger as usize];
+        armed.activations += 1;
+        let start = match armed.fires {
+            Fires::Each => armed.activations as usize - 1..armed.activations as usize,
+            Fires::AllAt(n) if armed.activations == n => 0..armed.targets.len(),
+            Fires::AllAt(_) => return,
         };
-        *started += 1;
-        for d in next {
+        // More activations than targets start nothing.
+        let flows: Vec<u32> = armed
+            .targets
+            .get(start)
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r.clone())
+            .collect();
+        for d in flows {
             self.count_down(d);
         }
     }

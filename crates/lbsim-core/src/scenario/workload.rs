@@ -12,6 +12,8 @@ pub enum WorkloadKind {
     Tornado,
     Incast,
     Flows,
+    /// An htsim connection matrix (`workload::connection_matrix`).
+    ConnectionMatrix,
     /// Flow sizes from a CDF, arriving per host at a target load.
     Trace,
     /// AI collectives (REPS §4.2), each node's buffer `size`.
@@ -88,7 +90,8 @@ pub struct Workload {
     pub senders: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver: Option<u32>,
-    /// Flows: CSV file with columns src,dst,size_bytes,start_us (relative to the scenario file).
+    /// Flows: CSV file with columns src,dst,size_bytes,start_us; connection_matrix: an htsim
+    /// connection matrix (relative to the scenario file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// Trace: a built-in distribution ("websearch", "alistorage2019", ...) or a CDF file.
@@ -149,6 +152,7 @@ impl WorkloadKind {
             WorkloadKind::Permutation | WorkloadKind::Tornado => &["size", "start", "parallel", "warmup"],
             WorkloadKind::Incast => &["size", "start", "senders", "receiver", "warmup"],
             WorkloadKind::Flows => &["file", "warmup", "release"],
+            WorkloadKind::ConnectionMatrix => &["file", "warmup"],
             WorkloadKind::Trace => &[
                 "start",
                 "cdf",
@@ -242,7 +246,7 @@ impl Workload {
     fn lacks_required(&self, k: &str) -> bool {
         let w = self;
         match (w.kind, k) {
-            (WorkloadKind::Flows, "file") => w.file.is_none(),
+            (WorkloadKind::Flows | WorkloadKind::ConnectionMatrix, "file") => w.file.is_none(),
             (WorkloadKind::Incast, "senders") => w.senders.is_none(),
             (WorkloadKind::Trace, "cdf") => w.cdf.is_none(),
             (WorkloadKind::Trace, "load") => w.load.is_none(),

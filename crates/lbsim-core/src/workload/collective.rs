@@ -15,7 +15,7 @@
 //! `gen_allreduce_butterfly.py`); AllToAll sends size/N to each of the N−1
 //! others (the NCCL convention: the send buffer holds one block per peer).
 
-use super::{NetInfo, Traffic, Trigger};
+use super::{Fires, NetInfo, Traffic, Trigger};
 use crate::rng::Rng;
 use crate::scenario::{ScenarioError, Workload, WorkloadKind};
 use crate::time::SimTime;
@@ -200,6 +200,8 @@ pub fn alltoall(ranks: &[u32], size: u64, parallel: u32, refill: Refill, iterati
                 p.t.triggers.push(Trigger {
                     activators: done.to_vec(),
                     targets: next.to_vec(),
+                    fires: Fires::Each,
+                    on: None,
                 });
             }
         }
@@ -377,6 +379,8 @@ mod tests {
                         let round = Trigger {
                             activators: mine[..2].to_vec(),
                             targets: mine[2..].to_vec(),
+                            fires: Fires::Each,
+                            on: None,
                         };
                         assert!(t.triggers.contains(&round), "host {src}: {:?}", t.triggers);
                     }

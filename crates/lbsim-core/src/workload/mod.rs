@@ -3,23 +3,26 @@
 //! file. Flows may wait for others to arrive first (`Traffic::after`).
 //!
 //! One file per kind: `permutation` (permutation and tornado), `incast`,
-//! `trace` (sizes from a `cdf`), `collective`, `flow_csv`; this file holds
+//! `trace` (sizes from a `cdf`), `collective`, `flow_csv`, `connection_matrix`
+//! (htsim's traffic files); this file holds
 //! what they produce and `generate`, which picks one.
 
 pub mod cdf;
 pub mod collective;
+mod connection_matrix;
 mod flow_csv;
 mod incast;
 mod permutation;
 pub mod shape;
 mod trace;
 
+pub use connection_matrix::parse_connection_matrix;
 pub use flow_csv::parse_flow_csv;
 pub use permutation::{permutation, tornado};
 pub use trace::{trace, TraceParams};
 
 use crate::rng::{Rng, StreamTag};
-use crate::scenario::{ScenarioError, Workload, WorkloadKind};
+use crate::scenario::{Release, ScenarioError, Workload, WorkloadKind};
 use crate::time::{Rate, SimTime};
 use crate::transport::FlowSpec;
 use std::path::Path;
@@ -44,14 +47,26 @@ pub struct Traffic {
     pub measure_until: Option<SimTime>,
 }
 
-/// A multishot trigger (htsim's connection matrices): each time one of its
-/// `activators` is done, its next target starts (targets in order; each also
-/// waits for its `after` and its own start time). Its targets count as
-/// waiting for it from the start.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A trigger between messages (htsim's connection matrices): its
+/// `activators` activate it when they are done (in the sense `on` names, or
+/// `workload.release`'s), and it starts its `targets` as `fires` says. Its
+/// targets count as waiting for it from the start (and also wait for their
+/// `after` and their own start time).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trigger {
     pub activators: Vec<u32>,
     pub targets: Vec<u32>,
+    pub fires: Fires,
+    pub on: Option<Release>,
+}
+
+/// Which targets a trigger starts, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fires {
+    /// The k-th activation starts the k-th target (htsim's multishot).
+    Each,
+    /// The n-th activation starts them all (htsim's oneshot: n = 1; barrier: its count).
+    AllAt(u32),
 }
 
 impl Traffic {
@@ -94,7 +109,15 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
         }
         WorkloadKind::Flows => {
             let file = w.file.as_ref().expect("checked by the scenario");
-            flow_csv::read(file, base_dir, net.hosts)?
+            flow_csv::read(file, base_dir, net.hosts, parse_flow_csv)?
+        }
+        WorkloadKind::ConnectionMatrix => {
+            let file = w.file.as_ref().expect("checked by the scenario");
+            let mut t = flow_csv::read(file, base_dir, net.hosts, parse_connection_matrix)?;
+            if !t.triggers.is_empty() {
+                t.collective = Some("connection_matrix"); // its completion is reported
+            }
+            t
         }
     };
     if let Some(w) = &w.warmup {

@@ -77,10 +77,14 @@ pub fn shape(w: &Workload, net: NetInfo, base_dir: Option<&Path>) -> Result<Shap
                 size_key: "workload.cdf",
             }
         }
-        WorkloadKind::Flows => {
+        WorkloadKind::Flows | WorkloadKind::ConnectionMatrix => {
             // The file is the workload: reading it costs what the file does.
             let file = w.file.as_ref().expect("checked by the scenario");
-            let t = super::flow_csv::read(file, base_dir, net.hosts)?;
+            let parse = match w.kind {
+                WorkloadKind::Flows => super::parse_flow_csv,
+                _ => super::parse_connection_matrix,
+            };
+            let t = super::flow_csv::read(file, base_dir, net.hosts, parse)?;
             let sizes = t.flows.iter().map(|f| f.size as f64);
             Shape {
                 messages: t.flows.len() as f64,
