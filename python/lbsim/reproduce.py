@@ -65,7 +65,8 @@ class Figure:
     #: For "grouped", "lines" and "trace": a logarithmic y axis.
     y_log: bool = False
     #: Overrides for the quick version (``--quick``): a smaller network or
-    #: workload that keeps the comparison, for CI and a first look.
+    #: workload that keeps the comparison, for CI and a first look. They apply
+    #: over each variant's own (a quick size shrinks every variant's).
     quick: Overrides = field(default_factory=dict)
     #: "packet" (the engine) or "flow" (the flow-level mode, docs/flow-level.md).
     mode: str = "packet"
@@ -217,15 +218,46 @@ _SLOW_ONE = [{"links": "tor_uplinks", "count": 1, "rate": "200Gbps"}]
 #: 32 hosts (8 ToRs of 4, 4 spines) instead of 128.
 _SMALL_TREE: dict[str, Any] = {"topology.hosts": 32, "topology.radix": 8}
 
-#: REPS §4.2 collectives. The paper gives no AllToAll size or connection count; the artifact's
-#: `run_collective.py` runs `alltoall{4,8,16}.cm` from `gen_files.py`: 2 000 000 B to every other
-#: node, 4, 8 or 16 under way. 8 here; the buffer is N x 2 000 000 B (128 hosts; `--quick`, 32
-#: hosts, keeps the buffer: 8 000 000 B per peer).
+#: REPS §4.2 collectives in the shapes of the artifact's matrices (`gen_files.py`, run by
+#: `run_collective.py`; the paper gives no sizes): the ring is the scenario file's (64 of the 128
+#: hosts in a shuffled order, 4 000 000 B per hop); the butterfly is recursive doubling over all
+#: hosts in order, 20 000 000 B per message (`gen_allreduce_butterfly.py`); AllToAll sends
+#: 2 000 000 B to every other host, 8 under way, the hosts shuffled (`alltoall8.cm` from
+#: `gen_serialn_alltoall.py`). `--quick` runs each on 16 of 64 hosts (ToRs of 8, as on the full
+#: tree) with 4 000 000 B ring hops.
 _COLLECTIVES: dict[str, Overrides] = {
     "ring": {"workload.kind": "ring_allreduce"},
-    "butterfly": {"workload.kind": "butterfly_allreduce"},
-    "alltoall": {"workload.kind": "alltoall", "workload.parallel": 8, "workload.size": 128 * 2_000_000},
+    "butterfly": {
+        "workload.kind": "butterfly_allreduce",
+        "workload.ranks": 128,
+        "workload.layout": "host_order",
+        "workload.schedule": "doubling",
+        "workload.size": 20_000_000,
+    },
+    "alltoall": {"workload.kind": "alltoall", "workload.ranks": 128, "workload.parallel": 8,
+                 "workload.size": 128 * 2_000_000},
 }
+_COLLECTIVES_QUICK: dict[str, Any] = {"topology.hosts": 64, "workload.ranks": 16, "workload.size": 16 * 4_000_000}
+
+
+def _slow_tor0(rate: str) -> list[dict[str, str]]:
+    """ToR 0's uplinks to spines 0-3 at `rate`, half of its 8: the REPS artifact's Fig. 4
+    collectives (`run_all_asy.py` -> `run_collective.py --asymmetry_links 4`: `-failed 4`, which
+    `fat_tree_topology.cpp` puts on the first ToR's uplinks)."""
+    return [{"link": f"t0_0->t1_{spine}", "rate": rate} for spine in range(4)]
+
+
+def _fig04_collectives() -> dict[str, Overrides]:
+    """The artifact's script asks for a quarter of the line rate for the ring and half for the
+    others (`-down_ratio`), but formats its command once, so every collective ran at half: the
+    ring and the butterfly run at both, AllToAll at half."""
+    shapes = [("ring", "100Gbps"), ("ring", "200Gbps"), ("butterfly", "100Gbps"), ("butterfly", "200Gbps"),
+              ("alltoall", "200Gbps")]
+    return {
+        f"{c}_{rate[:3]}G/{lb}": {**_COLLECTIVES[c], "lb.kind": lb, "rate_overrides": _slow_tor0(rate)}
+        for c, rate in shapes for lb in _TRACE_LBS
+    }
+
 
 #: ARCANE §4 compares ARCANE with ECMP and packet spraying; REPS, its later form, is added.
 _ARCANE_LBS = ("ecmp", "ops", "arcane", "reps")
@@ -508,7 +540,7 @@ FIGURES: dict[str, Figure] = {
         "bars",
         "Ring AllReduce the same for most load balancers; REPS up to 20 % ahead on AllToAll.",
         metric="collective_us",
-        quick={**_SMALL_TREE, "workload.size": "1MiB"},
+        quick=_COLLECTIVES_QUICK,
     ),
     "reps-fig04-traces": Figure(
         "reps/fig04_websearch_slow_uplinks.toml",
@@ -522,12 +554,12 @@ FIGURES: dict[str, Figure] = {
     ),
     "reps-fig04-collectives": Figure(
         "reps/fig02_collectives.toml",
-        {f"{c}/{lb}": {**o, "lb.kind": lb, "rate_overrides": _SLOW_2PCT} for c, o in _COLLECTIVES.items() for lb in _TRACE_LBS},
+        _fig04_collectives(),
         "bars",
         "2 % of ToR uplinks at 200 Gbps: REPS keeps a small edge on AllToAll and a 50 % edge on AllReduce "
         "over the second best.",
         metric="collective_us",
-        quick={**_SMALL_TREE, "workload.size": "1MiB"},
+        quick=_COLLECTIVES_QUICK,
     ),
     "reps-fig11-healthy": _ops_vs_reps(
         "reps/permutation_8mib.toml",
@@ -845,7 +877,7 @@ def _reproduce_flow_level(name: str, fig: Figure, path: Path, d: Path, quick: bo
 
     rows = []
     for variant, overrides in fig.variants.items():
-        s = Scenario.load(path).with_overrides({**(fig.quick if quick else {}), **overrides})
+        s = Scenario.load(path).with_overrides({**overrides, **(fig.quick if quick else {})})
         rows.append(_flow_row(variant, flow_level(s, out=d / variant.replace("/", "_"))))
     table = pd.DataFrame(rows)
     table.to_csv(d / "summary.csv", index=False)
@@ -890,7 +922,7 @@ def reproduce(
         return _reproduce_flow_level(name, fig, path, d, quick, log)
     results: dict[str, Result] = {}
     for variant, overrides in fig.variants.items():
-        s = Scenario.load(path).with_overrides({**(fig.quick if quick else {}), **overrides})
+        s = Scenario.load(path).with_overrides({**overrides, **(fig.quick if quick else {})})
         vd = d / variant.replace("/", "_")
         if resume and is_run_dir(vd) and (kept := load(vd)).key == s.key():
             log(f"{name}: {variant} (kept)")
