@@ -134,7 +134,7 @@ fn key_value(text: &str) -> Result<(String, String), String> {
 static ALLOCATOR: lbsim_core::alloc::Allocator = lbsim_core::alloc::Allocator;
 
 fn main() -> ExitCode {
-    lbsim_core::alloc::prefer_huge_pages();
+    lbsim_core::alloc::configure();
     quit_quietly_on_closed_stdout();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -572,17 +572,17 @@ mod theory_bindings {
 #[global_allocator]
 static ALLOCATOR: lbsim_core::alloc::Allocator = lbsim_core::alloc::Allocator;
 
-/// Asks for huge pages when Python loads the extension, before its first
-/// allocation: by the time the module's init runs, PyO3 has allocated and
-/// mimalloc has mapped its first arena without them.
+/// Sets mimalloc up (huge pages, freed memory kept) when Python loads the
+/// extension, before its first allocation: by the time the module's init
+/// runs, PyO3 has allocated and mimalloc has mapped its first arena.
 #[cfg(target_os = "linux")]
 #[used]
 #[unsafe(link_section = ".init_array")]
-static PREFER_HUGE_PAGES: extern "C" fn() = {
-    extern "C" fn prefer() {
-        lbsim_core::alloc::prefer_huge_pages();
+static CONFIGURE_ALLOCATOR: extern "C" fn() = {
+    extern "C" fn configure() {
+        lbsim_core::alloc::configure();
     }
-    prefer
+    configure
 };
 
 #[pymodule]
