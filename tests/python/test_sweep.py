@@ -364,6 +364,25 @@ assert "pandas" not in sys.modules, "the driver imported pandas"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
 
 
+def test_small_tables_are_written_uncompressed_large_ones_with_zstd() -> None:
+    """A run's small tables skip zstd, whose setup per column was most of a small file's cost
+    (docs/performance-sweeps.md, third round); large ones keep it. Both read back the same."""
+    import io
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lbsim.results import _COMPRESS_FROM_ROWS, _parquet_bytes
+
+    for rows, codec in [(5, "UNCOMPRESSED"), (_COMPRESS_FROM_ROWS - 1, "UNCOMPRESSED"), (_COMPRESS_FROM_ROWS, "ZSTD")]:
+        t = pa.table({"fct_us": np.arange(rows, dtype=np.float64), "lb": ["reps"] * rows})
+        data = _parquet_bytes(t)
+        f = pq.ParquetFile(io.BytesIO(data))
+        assert f.metadata.row_group(0).column(0).compression == codec, rows
+        assert f.read().equals(t)
+
+
 def test_arrow_arrays_from_buffers_write_the_same_parquet() -> None:
     import numpy as np
     import pyarrow as pa
