@@ -19,8 +19,10 @@
 //! `oneshot` trigger starts all its targets at its first activation, a
 //! `barrier` one at activation `count`, a `multishot` one its next target at
 //! each activation (targets in file order). Messages are numbered in file
-//! order; `id` is the matrix's own label. Not read: `prio` and `failure`
-//! lines (lbsim's failures are `[[failures]]`): a matrix with them is refused.
+//! order; `id` is the matrix's own label. Lines starting with `#` are
+//! comments, as in htsim. Not read: `prio` and `failure` lines (lbsim's
+//! failures are `[[failures]]`): a matrix with them, or a `Failures` count
+//! other than 0, is refused.
 
 use super::{Fires, Traffic, Trigger};
 use crate::scenario::units::{MAX_BYTES, MAX_TIME};
@@ -46,7 +48,9 @@ pub fn parse_connection_matrix(text: &str, hosts: u32) -> Result<Traffic, String
     for (i, line) in text.lines().enumerate() {
         let ln = i + 1;
         let tokens: Vec<&str> = line.split_whitespace().collect();
-        let Some(&first) = tokens.first() else { continue };
+        let Some(&first) = tokens.first().filter(|t| !t.starts_with('#')) else {
+            continue; // blank, or a comment as htsim skips them
+        };
         let header = ["Nodes", "Connections", "Triggers"].iter().position(|h| *h == first);
         if let Some(h) = header {
             let v = tokens
@@ -81,6 +85,8 @@ pub fn parse_connection_matrix(text: &str, hosts: u32) -> Result<Traffic, String
                 return Err(format!("line {ln}: trigger {id} is declared twice"));
             }
             d.fires = Some(fires);
+        } else if first == "Failures" && tokens.get(1) == Some(&"0") {
+            continue; // no failures: nothing to refuse
         } else if first == "failure" || first == "Failures" {
             return Err(format!(
                 "line {ln}: failures in a connection matrix are not read; give them as [[failures]] in the scenario"
@@ -252,7 +258,7 @@ fn trigger(tokens: &[&str], ln: usize) -> Result<(u32, Fires), String> {
 mod tests {
     use super::*;
 
-    const RING: &str = "Nodes 8\nConnections 3\nTriggers 2\n\
+    const RING: &str = "# a comment\nNodes 8\nConnections 3\nTriggers 2\nFailures 0\n\
         1->2 id 7 start 1000000 size 4000\n\
         2->3 id 8 trigger 1 size 4000 send_done_trigger 2\n\
         3->4 id 9 trigger 2 size 4000\n\
@@ -320,6 +326,7 @@ mod tests {
             ("1->2 id 1 start -5 size 5\n", "not a time"),
             ("1->9 id 1 start 0 size 5\n", "destination 9 does not exist"),
             ("failure 1 2\n", "give them as [[failures]]"),
+            ("Failures 2\n", "line 1: failures in a connection matrix are not read"),
             (
                 "1->2 id 1 start 0 size 5 send_done_trigger 1\n2->3 id 2 start 0 size 5 recv_done_trigger 1\n\
                  3->4 id 3 trigger 1 size 5\ntrigger id 1 barrier count 2\n",
