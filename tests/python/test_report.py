@@ -425,3 +425,12 @@ def test_results_show_html_in_jupyter(small_file: Path, tmp_path: Path, browser)
         assert o.page.locator(".alert").first.is_visible()
         assert o.data("#points-table tbody tr", "data-run-id") == list(sw.index["run_id"])
         o.screenshot("jupyter-cells")
+
+
+def test_describe_scenario_names_collective_ranks_and_matrix_files() -> None:
+    from lbsim.report.run import describe_scenario
+
+    ring = {"workload": {"kind": "ring_allreduce", "size": "256000000B", "ranks": 64}}
+    assert describe_scenario(ring).startswith("256000000B ring allreduce over 64 hosts")
+    cm = {"workload": {"kind": "connection_matrix", "file": "/data/htsim/alltoall8.cm"}}
+    assert describe_scenario(cm).startswith("connection matrix from alltoall8.cm")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -102,6 +103,10 @@ def describe_scenario(params: Mapping[str, Any]) -> str:
             what = f"{w.get('size', '')} {what}"
         if kind == "trace":
             what = f"{w.get('cdf', '')} trace at load {w.get('load', '')}"
+        if "ranks" in w:
+            what = f"{what} over {w['ranks']} hosts"
+        if kind in ("flows", "connection_matrix") and "file" in w:
+            what = f"{what} from {PurePath(str(w['file'])).name}"
         parts.append(what)
     if params.get("failures"):
         n = len(params["failures"])
