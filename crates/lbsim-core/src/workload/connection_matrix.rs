@@ -161,8 +161,12 @@ fn connection(tokens: &[&str], ln: usize, hosts: u32) -> Result<Connection, Stri
         return Err(format!("line {ln}: source and destination are both {src}"));
     }
     let (mut id, mut size, mut start, mut trigger, mut activates) = (None, None, None, None, Vec::new());
+    let mut seen = HashSet::new();
     let mut rest = tokens[1..].iter();
     while let Some(&key) = rest.next() {
+        if !seen.insert(key) {
+            return Err(format!("line {ln}: \"{key}\" is given twice"));
+        }
         let value = rest.next().ok_or(format!("line {ln}: \"{key}\" needs a value"))?;
         let number = |what: &str| -> Result<u64, String> {
             value
@@ -310,6 +314,7 @@ mod tests {
                 "line 2: connection id 1 is used twice",
             ),
             ("1->2 id 1 start 0 size 5 prio 3\n", "prio is not modelled"),
+            ("1->2 id 1 start 0 size 5 size 6\n", "line 1: \"size\" is given twice"),
             (
                 "1->2 id 1 start 0 size 5 send_done_trigger 4\n",
                 "line 1: trigger 4 is used but never declared",

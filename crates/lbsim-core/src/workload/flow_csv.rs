@@ -3,26 +3,8 @@
 
 use super::Traffic;
 use crate::scenario::units::{MAX_BYTES, MAX_TIME};
-use crate::scenario::ScenarioError;
 use crate::time::SimTime;
 use crate::transport::FlowSpec;
-use std::path::Path;
-
-/// Read `workload.file` (relative to `base_dir`) and parse it with `parse`.
-pub(super) fn read(
-    file: &str,
-    base_dir: Option<&Path>,
-    hosts: u32,
-    parse: fn(&str, u32) -> Result<Traffic, String>,
-) -> Result<Traffic, ScenarioError> {
-    let path = match base_dir {
-        Some(d) => d.join(file),
-        None => Path::new(file).to_path_buf(),
-    };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| ScenarioError::new("workload.file", format!("cannot read {}: {e}", path.display())))?;
-    parse(&text, hosts).map_err(|m| ScenarioError::new("workload.file", format!("{}: {m}", path.display())))
-}
 
 /// CSV with a header naming the columns src, dst, size_bytes, start_us (any
 /// order), and optionally `after`: the rows (0-based, among the flows, earlier

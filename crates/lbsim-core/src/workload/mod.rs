@@ -35,7 +35,7 @@ pub struct Traffic {
     /// Per flow, the flows whose data must have reached their receiver
     /// before it starts (never before its own `start`). Always earlier ids.
     pub after: Vec<Vec<u32>>,
-    /// Multishot triggers between messages (none for most workloads).
+    /// Triggers between messages (htsim's; none for most workloads).
     pub triggers: Vec<Trigger>,
     /// Per flow, its step within a collective (0 for other workloads).
     pub step: Vec<u32>,
@@ -109,11 +109,11 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
         }
         WorkloadKind::Flows => {
             let file = w.file.as_ref().expect("checked by the scenario");
-            flow_csv::read(file, base_dir, net.hosts, parse_flow_csv)?
+            read(file, base_dir, net.hosts, parse_flow_csv)?
         }
         WorkloadKind::ConnectionMatrix => {
             let file = w.file.as_ref().expect("checked by the scenario");
-            let mut t = flow_csv::read(file, base_dir, net.hosts, parse_connection_matrix)?;
+            let mut t = read(file, base_dir, net.hosts, parse_connection_matrix)?;
             if !t.triggers.is_empty() {
                 t.collective = Some("connection_matrix"); // its completion is reported
             }
@@ -124,6 +124,22 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
         traffic.measure_from = start + w.value;
     }
     Ok(traffic)
+}
+
+/// Read `workload.file` (relative to `base_dir`) and parse it with `parse`.
+fn read(
+    file: &str,
+    base_dir: Option<&Path>,
+    hosts: u32,
+    parse: fn(&str, u32) -> Result<Traffic, String>,
+) -> Result<Traffic, ScenarioError> {
+    let path = match base_dir {
+        Some(d) => d.join(file),
+        None => Path::new(file).to_path_buf(),
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| ScenarioError::new("workload.file", format!("cannot read {}: {e}", path.display())))?;
+    parse(&text, hosts).map_err(|m| ScenarioError::new("workload.file", format!("{}: {m}", path.display())))
 }
 
 /// `workload.size` in bytes, if given (a positive absolute amount).

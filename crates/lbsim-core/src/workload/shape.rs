@@ -84,7 +84,7 @@ pub fn shape(w: &Workload, net: NetInfo, base_dir: Option<&Path>) -> Result<Shap
                 WorkloadKind::Flows => super::parse_flow_csv,
                 _ => super::parse_connection_matrix,
             };
-            let t = super::flow_csv::read(file, base_dir, net.hosts, parse)?;
+            let t = super::read(file, base_dir, net.hosts, parse)?;
             let sizes = t.flows.iter().map(|f| f.size as f64);
             Shape {
                 messages: t.flows.len() as f64,
