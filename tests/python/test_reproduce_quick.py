@@ -153,7 +153,7 @@ def test_reps_fig04_collectives_slow_uplinks(tmp_path: Path) -> None:
     """REPS Fig. 4's AllReduce with half of ToR 0's uplinks slowed, in the artifact's shapes
     (butterfly: recursive doubling, the whole buffer each step): REPS steers around the slow
     uplinks and finishes well before OPS, which sprays onto them; more so the slower they are (on
-    the full tree the artifact and lbsim: 45-46 % at 100 Gbps, 14-16 % at 200 Gbps; here 33 % and
+    the full tree the artifact and lbsim: 45-46 % at 100 Gbps, 14-16 % at 200 Gbps; here 34 % and
     14 %). The ring is level at 200 Gbps."""
     d = reproduce("reps-fig04-collectives", out=tmp_path, scenarios=REPO / "scenarios", progress=False,
                   log=lambda _: None, quick=True)
