@@ -2,7 +2,7 @@
 //! traces and AI collectives").
 
 mod common;
-use common::{run_ok, scenario};
+use common::{dir_with_file, run_ok, scenario};
 use lbsim_core::{build, metrics::FlowRecord, Scenario};
 
 /// Every dependent flow started exactly when the last flow it waited for
@@ -227,13 +227,11 @@ fn alltoall_refills_on_any_message_done() {
 /// sender holds its last ACK, one ACK's trip after the data arrived.
 #[test]
 fn release_on_ack_waits_for_the_senders_last_ack() {
-    let dir = std::env::temp_dir().join(format!("lbsim-release-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("chain.csv"),
+    let dir = dir_with_file(
+        "release",
+        "chain.csv",
         "src,dst,size_bytes,start_us,after\n0,40,100000,0,\n40,80,100000,0,0\n",
-    )
-    .unwrap();
+    );
     for release in ["arrival", "ack"] {
         let s = scenario(&format!(
             "[workload]\nkind = \"flows\"\nfile = \"chain.csv\"\nrelease = \"{release}\"\n"
@@ -255,10 +253,9 @@ fn release_on_ack_waits_for_the_senders_last_ack() {
 /// when the second of its activators' data has arrived, and never with one.
 #[test]
 fn connection_matrix_triggers_start_their_targets() {
-    let dir = std::env::temp_dir().join(format!("lbsim-cm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("m.cm"),
+    let dir = dir_with_file(
+        "cm",
+        "m.cm",
         "Nodes 128\nConnections 12\nTriggers 4\n\
          0->40 id 1 start 0 size 200000 send_done_trigger 1\n\
          40->80 id 2 trigger 1 size 1000\n\
@@ -273,8 +270,7 @@ fn connection_matrix_triggers_start_their_targets() {
          5->72 id 11 start 0 size 1000 recv_done_trigger 4\n\
          72->111 id 12 trigger 4 size 1000\n\
          trigger id 1 oneshot\ntrigger id 2 multishot\ntrigger id 3 barrier count 2\ntrigger id 4 barrier count 2\n",
-    )
-    .unwrap();
+    );
     let s = scenario("[workload]\nkind = \"connection_matrix\"\nfile = \"m.cm\"\n");
     let out = lbsim_core::run(&s, Some(&dir)).unwrap();
     let f = &out.flows;
@@ -309,13 +305,11 @@ fn connection_matrix_triggers_start_their_targets() {
 /// the run still ends.
 #[test]
 fn file_dependencies_and_unfinishable_waits() {
-    let dir = std::env::temp_dir().join(format!("lbsim-deps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("deps.csv"),
+    let dir = dir_with_file(
+        "deps",
+        "deps.csv",
         "src,dst,size_bytes,start_us,after,step\n0,9,100000,0,,0\n1,9,100000,0,,0\n9,2,100000,5,0;1,1\n3,127,1000,0,,0\n127,4,1000,0,3,1\n",
-    )
-    .unwrap();
+    );
     let s = scenario(
         "stop_at = \"2ms\"\n[workload]\nkind = \"flows\"\nfile = \"deps.csv\"\n\
          [[failures]]\nkind = \"down\"\nlink = \"t0_15->h127\"\nat = \"0us\"\n",

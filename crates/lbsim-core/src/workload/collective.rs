@@ -274,13 +274,17 @@ mod tests {
         Rng::new(7, crate::rng::StreamTag::Workload, 0)
     }
 
+    fn assert_permutation_of_hosts(r: &[u32], hosts: u32) {
+        let mut sorted = r.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, (0..hosts).collect::<Vec<_>>(), "a permutation of the hosts");
+    }
+
     #[test]
     fn random_layout_is_a_seeded_shuffle() {
         let r = ranks(64, 8, Layout::Random, &mut rng());
-        let mut sorted = r.clone();
-        sorted.sort();
-        assert_eq!(sorted, (0..64).collect::<Vec<_>>(), "a permutation of the hosts");
-        assert_ne!(r, sorted, "not the host order");
+        assert_permutation_of_hosts(&r, 64);
+        assert_ne!(r, (0..64).collect::<Vec<_>>(), "not the host order");
         assert_eq!(
             r,
             ranks(64, 8, Layout::Random, &mut rng()),
@@ -298,9 +302,7 @@ mod tests {
     #[test]
     fn cross_spine_layout_puts_neighbours_on_other_tors() {
         let r = ranks(32, 8, Layout::CrossSpine, &mut rng());
-        let mut sorted = r.clone();
-        sorted.sort();
-        assert_eq!(sorted, (0..32).collect::<Vec<_>>(), "a permutation of the hosts");
+        assert_permutation_of_hosts(&r, 32);
         for j in 0..32 {
             assert_ne!(r[j] / 8, r[(j + 1) % 32] / 8, "rank {j} and its successor share a ToR");
         }

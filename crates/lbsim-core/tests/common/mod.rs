@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use lbsim_core::{run, RunOutput, Scenario};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn scenario(toml: &str) -> Scenario {
     Scenario::from_toml(toml).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
@@ -25,4 +25,13 @@ pub fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {
     let out = run(s, dir).expect("scenario builds");
     assert_conservation(&out);
     out
+}
+
+/// A fresh folder of this process for test `tag`, holding `name` with `text`
+/// (a workload file a scenario names relative to the folder).
+pub fn dir_with_file(tag: &str, name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lbsim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+    dir
 }
