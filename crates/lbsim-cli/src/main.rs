@@ -4,7 +4,7 @@
 //!   lbsim-cli validate FILE [--set key=value]... [--max-memory SIZE]
 //!   lbsim-cli flow-level FILE [--set key=value]... [--out DIR]
 //!   lbsim-cli bench [--case reps|rdma|flow-level] [--hosts N] [--tiers 2|3] [--lb KIND] [--size SIZE]
-//!                   [--flows N] [--repeat N] [--json]
+//!                   [--flows N] [--repeat N] [--lines auto|lazy|eager] [--json]
 //!
 //! Errors (bad arguments, an unreadable file, an invalid scenario, a results
 //! directory that cannot be written, a run estimated to need more memory than
@@ -80,6 +80,17 @@ fn memory(text: &str) -> Result<u64, String> {
     }
 }
 
+/// How the switch ports schedule transmissions (`lbsim_core::LineMode`; results are the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Lines {
+    /// Lazy lines on networks of up to 6144 switch ports, TxDone events beyond.
+    Auto,
+    /// No TxDone events at switch ports: a line starts its next packet when it is next looked at.
+    Lazy,
+    /// A TxDone event for every transmission something waits behind.
+    Eager,
+}
+
 /// The benchmark cases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BenchCase {
@@ -118,6 +129,9 @@ struct BenchArgs {
     /// (timings on a shared machine vary by up to 2x; the results must not).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     repeat: u32,
+    /// How switch ports schedule transmissions (results do not change).
+    #[arg(long, value_enum, default_value_t = Lines::Auto)]
+    lines: Lines,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -430,9 +444,19 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
     let mut out = None;
+    let mode = match b.lines {
+        Lines::Auto => lbsim_core::LineMode::Auto,
+        Lines::Lazy => lbsim_core::LineMode::Lazy,
+        Lines::Eager => lbsim_core::LineMode::Eager,
+    };
+    let mut lazy = false;
     for _ in 0..b.repeat {
         let cpu0 = cpu_seconds();
-        let run = lbsim_core::run(&s, Some(&dir)).map_err(|e| e.to_string())?;
+        let (mut sim, estimate) =
+            lbsim_core::build::build_with(&s, Some(&dir), &Limits::default()).map_err(|e| e.to_string())?;
+        sim.set_line_mode(mode);
+        let run = lbsim_core::run_built(&s, &mut sim, estimate, u64::MAX, &mut |_| true);
+        lazy = run.lazy_lines;
         walls.push(run.summary.wall_seconds);
         cpus.extend(cpu0.zip(cpu_seconds()).map(|(a, b)| b - a));
         if let Some(first) = &out {
@@ -457,6 +481,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
             "size": b.size,
             "size_bytes": size_bytes,
             "events": sm.events,
+            "lines": if lazy { "lazy" } else { "eager" },
             "repeat": b.repeat,
             "wall_seconds": fastest,
             "wall_seconds_median": median,
@@ -469,9 +494,10 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
         println!("{j}");
         return Ok(());
     }
+    let lines = if lazy { "lazy lines" } else { "eager lines" };
     match b.case {
-        BenchCase::Reps => println!("bench: {title}, {lb}, artifact preset"),
-        _ => println!("bench: {title}, {lb}"),
+        BenchCase::Reps => println!("bench: {title}, {lb}, artifact preset, {lines}"),
+        _ => println!("bench: {title}, {lb}, {lines}"),
     }
     print_summary(sm);
     if b.repeat > 1 {

@@ -30,7 +30,7 @@ pub mod topo;
 pub mod transport;
 pub mod workload;
 
-pub use engine::{Progress, Simulation, StopReason};
+pub use engine::{LineMode, Progress, Simulation, StopReason};
 pub use metrics::{Counters, FlowRecord, MessageRecord, Summary};
 pub use scenario::{Scenario, ScenarioError};
 
@@ -57,6 +57,8 @@ pub struct RunOutput {
     pub stop_note: Option<String>,
     /// What the build estimated the run would take (memory, flows, packets).
     pub estimate: build::Estimate,
+    /// The switch ports ran without `TxDone` events (`LineMode`; results do not depend on it).
+    pub lazy_lines: bool,
 }
 
 /// Build and run a scenario to its end.
@@ -86,6 +88,18 @@ pub fn run_with(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
     let (mut sim, estimate) = build::build_with(scenario, base_dir, limits)?;
+    Ok(run_built(scenario, &mut sim, estimate, every, progress))
+}
+
+/// Run a simulation built from `scenario` (by `build::build_with`, then
+/// perhaps tuned: `Simulation::set_line_mode`) and collect its output.
+pub fn run_built(
+    scenario: &Scenario,
+    sim: &mut Simulation,
+    estimate: build::Estimate,
+    every: u64,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> RunOutput {
     let stop_reason = sim.run_with_progress(every, progress);
     sim.assert_invariants();
     let flows = sim.flow_records();
@@ -94,7 +108,7 @@ pub fn run_with(
     summary.warnings = scenario::warnings(scenario);
     let tables = sim.extra_tables(&messages);
     let final_progress = sim.progress();
-    Ok(RunOutput {
+    RunOutput {
         scenario: scenario.clone(),
         summary,
         flows,
@@ -106,7 +120,8 @@ pub fn run_with(
         progress: final_progress,
         stop_note: sim.stop_note(),
         estimate,
-    })
+        lazy_lines: sim.lazy_lines(),
+    }
 }
 
 impl RunOutput {

@@ -42,6 +42,8 @@ impl Simulation {
     }
 
     fn apply_fault(&mut self, p: PortId, fault: Fault, begin: bool) {
+        // A failure runs before this instant's TxDones: a lazy line starts what it had started before it.
+        self.catch_up_before_now(p);
         let port = &mut self.net.ports[p as usize];
         match fault {
             Fault::Down => {

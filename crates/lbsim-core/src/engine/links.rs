@@ -9,6 +9,13 @@
 //!   scheduled only when something waits behind the packet on the line.
 //!   Each port remembers the time of its one valid `TxDone`; any other is
 //!   stale (a same-instant arrival can restart the line first).
+//! - A switch port whose sending depends on nothing but its own queue has no
+//!   `TxDone` at all (`Port::lazy_line`): whatever looks at it first brings
+//!   its line up to date (`catch_up`), starting each waiting packet at the
+//!   time the one before it left. Its line is looked at no later than the
+//!   delivery of the packet on it, which comes after the next start, so
+//!   every start is made before anything could have seen it. Busy switch
+//!   ports then cost one event per packet instead of two.
 
 use super::Simulation;
 use crate::event::Event;
@@ -21,6 +28,7 @@ impl Simulation {
     /// Put a packet into a port's queue. `ingress` is the link it arrived
     /// over (its `reverse` leads back upstream); None for a packet the node made.
     pub(super) fn enqueue(&mut self, port_id: PortId, id: PacketId, ingress: Option<PortId>) {
+        self.catch_up(port_id, self.now);
         let port = &mut self.net.ports[port_id as usize];
         if !port.up {
             self.drop_packet(id, true);
@@ -81,17 +89,49 @@ impl Simulation {
     }
 
     /// Something may be waiting at a port: transmit now if the line is
-    /// free, otherwise make sure a TxDone event will come when it frees.
+    /// free, otherwise make sure a TxDone event will come when it frees
+    /// (a lazy line needs none: it is caught up when next looked at).
     #[inline]
     pub(super) fn kick(&mut self, port_id: PortId) {
         let port = &self.net.ports[port_id as usize];
         if port.busy_until > self.now {
-            if port.tx_event_at != port.busy_until && self.has_waiting(port_id) {
+            if !port.lazy_line && port.tx_event_at != port.busy_until && self.has_waiting(port_id) {
                 self.schedule_tx_done(port_id);
             }
             return;
         }
-        self.start_tx(port_id);
+        self.start_tx(port_id, self.now);
+    }
+
+    /// Bring a lazy line up to `until`: each packet waiting when the line
+    /// freed starts then, as a `TxDone` at that time would have started it.
+    /// `until` is the present, or just before it for what runs before a
+    /// `TxDone` of the same instant would (failures: `catch_up_before_now`).
+    #[inline]
+    pub(super) fn catch_up(&mut self, port_id: PortId, until: SimTime) {
+        loop {
+            let port = &self.net.ports[port_id as usize];
+            if !port.lazy_line || port.busy_until > until || port.queue.is_empty() {
+                return;
+            }
+            let free_at = port.busy_until;
+            self.start_tx(port_id, free_at);
+        }
+    }
+
+    /// Catch a lazy line up with everything before this instant (for
+    /// handlers that run before the instant's `TxDone`s would: failures).
+    pub(super) fn catch_up_before_now(&mut self, port_id: PortId) {
+        if self.now > SimTime::ZERO {
+            self.catch_up(port_id, SimTime(self.now.ps() - 1));
+        }
+    }
+
+    /// Every lazy line up to the present (before reading the ports' counters or queues).
+    pub(super) fn catch_up_all(&mut self, until: SimTime) {
+        for p in 0..self.net.ports.len() {
+            self.catch_up(p as PortId, until);
+        }
     }
 
     /// A packet waits in the queue, or (at a host NIC) a flow is ready to send.
@@ -148,10 +188,10 @@ impl Simulation {
         }
     }
 
-    /// The line is free: start serializing the next packet, if any. The
-    /// packet joins the link's FIFO at once with its arrival time (end of
-    /// serialization plus latency).
-    fn start_tx(&mut self, port_id: PortId) {
+    /// The line is free at `at` (now, or for a lazy line the time it freed):
+    /// start serializing the next packet, if any. The packet joins the
+    /// link's FIFO at once with its arrival time (end of serialization plus latency).
+    fn start_tx(&mut self, port_id: PortId, at: SimTime) {
         loop {
             let Some((id, mut size)) = self.next_to_send(port_id) else {
                 return;
@@ -169,23 +209,23 @@ impl Simulation {
                 }
             }
             let pkt = self.pool.take(id);
-            self.put_on_wire(port_id, pkt, size);
-            if self.has_waiting(port_id) {
+            self.put_on_wire(port_id, pkt, size, at);
+            if !self.net.ports[port_id as usize].lazy_line && self.has_waiting(port_id) {
                 self.schedule_tx_done(port_id);
             }
             return;
         }
     }
 
-    /// The line of a free port takes a packet of `size` bytes now: it is
+    /// The line of a free port takes a packet of `size` bytes at `at`: it is
     /// busy for its serialization, and the packet joins the link's FIFO with
     /// its arrival time at the far end.
     #[inline(always)]
-    fn put_on_wire(&mut self, port_id: PortId, pkt: Packet, size: u32) {
+    fn put_on_wire(&mut self, port_id: PortId, pkt: Packet, size: u32, at: SimTime) {
         let port = &mut self.net.ports[port_id as usize];
         port.tx_bytes += size as u64;
         port.tx_packets += 1;
-        let done = self.now + port.serialization(size as u64);
+        let done = at + port.serialization(size as u64);
         port.busy_until = done;
         let arrival = done + port.latency;
         if port.counts_entries {
@@ -193,7 +233,7 @@ impl Simulation {
             // A flag in padding beside `up` and `paused`, on the cache line of the wire FIFO
             // written just below, so a run without cable_ber pays one predictable branch.
             if let Some(ber) = &mut self.bit_errors {
-                ber.count(&pkt, self.now);
+                ber.count(&pkt, at);
             }
         }
         port.wire.push_back((arrival, pkt));
@@ -219,6 +259,8 @@ impl Simulation {
     }
 
     pub(super) fn on_link_deliver(&mut self, port_id: PortId) {
+        // A lazy line starts what waits behind this packet before its FIFO's next head is read.
+        self.catch_up(port_id, self.now);
         let port = &mut self.net.ports[port_id as usize];
         let (_, pkt) = port.wire.pop_front().expect("a delivering link carries a packet");
         if let Some(&(next, _)) = port.wire.front() {
@@ -265,6 +307,7 @@ impl Simulation {
         let Some(out) = self.net.route_hashed(sw, pkt) else {
             return false;
         };
+        self.catch_up(out, self.now);
         let port = &mut self.net.ports[out as usize];
         if !port.up || port.paused != 0 || port.busy_until > self.now {
             return false;
@@ -275,7 +318,7 @@ impl Simulation {
         if !q.pass_through(pkt) {
             return false;
         }
-        self.put_on_wire(out, *pkt, pkt.size);
+        self.put_on_wire(out, *pkt, pkt.size, self.now);
         true
     }
 

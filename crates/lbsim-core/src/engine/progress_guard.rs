@@ -9,16 +9,19 @@
 //! unfinished, counted from the last moment a failure could still change the
 //! network (its last transition plus routing convergence).
 //!
-//! It looks every `CHECK_EVERY` events, riding on the loop's existing
-//! event-count comparison, so the hot path pays nothing; being counted in
-//! events, it stops a given run at the same point every time.
+//! It looks at fixed simulated times, every `LOOKS_PER_WINDOW`th of the
+//! window, each look seeing every event up to its time and none after: a run
+//! stops at the same simulated time however many events the engine needs to
+//! get there (it looked every 2^14 events before the engine's switch ports
+//! stopped scheduling `TxDone` events, which moved the stop). The loop pays
+//! one time comparison per event.
 
 use super::{Simulation, StopReason};
 use crate::failure::FailurePlan;
 use crate::time::SimTime;
 
-/// Events between two looks.
-pub(super) const CHECK_EVERY: u64 = 1 << 14;
+/// Looks per window: a stuck run stops at most an eighth of a window late.
+const LOOKS_PER_WINDOW: u64 = 8;
 
 #[derive(Clone, Debug)]
 pub(super) struct ProgressGuard {
@@ -26,8 +29,10 @@ pub(super) struct ProgressGuard {
     window: Option<SimTime>,
     /// Failures change the network until then (SimTime::MAX: recurring for ever).
     quiet_after: SimTime,
-    /// The event count of the next look.
-    pub(super) next_check: u64,
+    /// The simulated time of the next look (`SimTime::MAX`: none).
+    pub(super) next_look_at: SimTime,
+    /// Time between looks.
+    period: SimTime,
     last_delivered: u64,
     last_progress: SimTime,
 }
@@ -37,7 +42,8 @@ impl ProgressGuard {
         ProgressGuard {
             window,
             quiet_after: SimTime::ZERO,
-            next_check: if window.is_some() { CHECK_EVERY } else { u64::MAX },
+            next_look_at: SimTime::MAX,
+            period: window.map_or(SimTime::MAX, |w| SimTime((w.ps() / LOOKS_PER_WINDOW).max(1))),
             last_delivered: 0,
             last_progress: SimTime::ZERO,
         }
@@ -69,30 +75,38 @@ impl Simulation {
     pub fn set_stall_window(&mut self, window: Option<SimTime>) {
         let mut g = ProgressGuard::new(window);
         g.set_failures(&self.failures, self.convergence);
-        g.next_check = match window {
-            Some(_) => self.counters.events.saturating_add(CHECK_EVERY),
-            None => u64::MAX,
-        };
+        if window.is_some() {
+            g.next_look_at = SimTime(self.now.ps().saturating_add(g.period.ps()));
+        }
         self.guard = g;
     }
 
-    /// The guard's look: None to go on, Some(NoProgress) when stuck.
+    /// The guard's looks due before the next event, at `next` (every one of
+    /// them sees the same state): None to go on, Some(NoProgress) when stuck,
+    /// with the clock at the look that found it so.
     #[cold]
-    pub(super) fn check_progress(&mut self) -> Option<StopReason> {
+    #[inline(never)]
+    pub(super) fn look_for_progress(&mut self, next: SimTime) -> Option<StopReason> {
         let g = &mut self.guard;
-        g.next_check = self.counters.events.saturating_add(CHECK_EVERY);
+        let (at, period) = (g.next_look_at.ps(), g.period.ps());
         let window = g.window?;
+        // The first look on the grid at + k * period at or after `t`.
+        let grid_from = |t: u64| at.saturating_add(t.saturating_sub(at).div_ceil(period).saturating_mul(period));
+        g.next_look_at = SimTime(grid_from(next.ps()));
         if self.counters.payload_delivered != g.last_delivered {
             g.last_delivered = self.counters.payload_delivered;
-            g.last_progress = self.now;
-            return None;
+            g.last_progress = SimTime(at);
         }
         let since = g.last_progress.max(g.quiet_after);
-        if self.now.ps() < since.ps().saturating_add(window.ps()) {
+        let stop_at = grid_from(since.ps().saturating_add(window.ps()));
+        if stop_at >= next.ps() {
             return None;
         }
         // Only started, unfinished flows can be stuck; an idle gap between arrivals is not.
         let stuck = self.flows.iter().any(|f| f.tx.active && !f.is_done());
+        if stuck {
+            self.now = SimTime(stop_at);
+        }
         stuck.then_some(StopReason::NoProgress)
     }
 

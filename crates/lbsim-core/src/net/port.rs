@@ -76,6 +76,10 @@ pub struct Port {
     pub paused: u8,
     /// A `cable_ber` failure counts every packet this port puts on its line.
     pub(crate) counts_entries: bool,
+    /// The line starts its next packet when the port is next looked at
+    /// (`Simulation::catch_up`), not at a `TxDone` event: a switch port whose
+    /// sending depends only on its own queue (see `Simulation::decide_lazy_lines`).
+    pub(crate) lazy_line: bool,
     /// Loss on a link that is up (random or every nth packet).
     pub(crate) fault: PortFault,
     /// Packets on the wire with their arrival time at the far end, by value
@@ -139,6 +143,7 @@ impl Port {
             },
             paused: 0,
             counts_entries: false,
+            lazy_line: false,
             pfc: None,
             rate,
             latency,

@@ -218,6 +218,11 @@ impl Policies {
         }
     }
 
+    /// No switch runs a policy: every switch forwards by its routes alone.
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+
     pub fn has_egress_hooks(&self) -> bool {
         self.egress
     }
