@@ -20,6 +20,7 @@ and, when the scenario asks for them (``[observe]``, ``[[failures]]``):
 ``rtt.parquet``           one RTT sample per ACK: flow, time_us, rtt_us
 ``failures.parquet``      the failures as resolved: link, kind, start, duration
 ``faca_paths.parquet``    FaCa's path load estimates over time (docs/faca.md)
+``port_totals.parquet``   per port at the end: sent, queue drops, largest queue
 ========================  ===================================================
 
 Unknown values (the finish time of an unfinished flow) are nulls in Parquet
@@ -57,7 +58,7 @@ __all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
 OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series", "switch_lb_records",
-                   "faca_paths")
+                   "faca_paths", "port_totals")
 
 #: The message table's columns (derived from the flow table when no message was split).
 MESSAGE_COLUMNS = (
@@ -292,6 +293,7 @@ class Result:
                     "rtt": "set observe.rtt = true",
                     "switch_lb_series": "set observe.switch_lb = true",
                     "faca_paths": "set observe.host_lb = true with lb.kind = \"faca\"",
+                    "port_totals": "set observe.port_totals = true",
                     "failures": "the scenario has no [[failures]]",
                     "steps": "the workload is not a collective",
                 }.get(name, "")
@@ -336,6 +338,14 @@ class Result:
         port, tx_bytes, gbps, rate_gbps, queue_bytes (at the bucket end),
         queue_max_bytes, up."""
         return self.table("ports")
+
+    @property
+    def port_totals(self) -> pd.DataFrame:
+        """Every port at the end (``observe.port_totals``): port, from, to,
+        tx_bytes, tx_packets, drops (for want of room), pushed_out (of
+        those, waiting packets a full queue gave up for an arrival),
+        max_queue_bytes. Losses on failed links are not a queue's."""
+        return self.table("port_totals")
 
     @property
     def drops_series(self) -> pd.DataFrame:

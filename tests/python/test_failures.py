@@ -39,15 +39,20 @@ def test_failure_tables_round_trip_and_missing_tables_say_why(tmp_path: Path) ->
     s = lbsim.Scenario.from_toml(
         TREE
         + '[lb]\nkind = "ops"\n[workload]\nkind = "permutation"\nsize = "1MiB"\n'
-        + '[observe]\nports = ["t0_0"]\ndrops = true\nrtt = true\nbucket = "5us"\n'
+        + '[observe]\nports = ["t0_0"]\ndrops = true\nrtt = true\nbucket = "5us"\nport_totals = true\n'
         + '[[failures]]\nlinks = "tor_uplinks"\nof = "t0_0"\ncount = 2\nat = "10us"\nduration = "30us"\n'
     )
     r = lbsim.run(s, progress=False, out=tmp_path / "run")
-    assert set(r.table_names) == {"flows", "ports", "drops_series", "rtt", "failures"}
+    assert set(r.table_names) == {"flows", "ports", "drops_series", "rtt", "failures", "port_totals"}
     f = r.failures
     assert len(f) == 2 and set(f["kind"]) == {"down"} and (f["start_us"] == 10).all()
     assert int(r.drops_series["failure"].sum()) == r.summary["drops"]["failure"] > 0
     assert len(r.rtt) > 0 and (r.rtt["rtt_us"] > 0).all()
+    # Per port at the end: the queues' drops are the run's congestion drops; the sampled uplinks sent what they sampled.
+    t = r.port_totals
+    assert int(t["drops"].sum()) == r.summary["drops"]["congestion"]
+    sampled = t[t["port"].isin(r.ports["port"].unique())]
+    assert len(sampled) == 4 and int(sampled["tx_bytes"].sum()) == int(r.ports["tx_bytes"].sum())
     # A failed uplink is marked down in the samples of its failure window.
     down = r.ports.merge(f, left_on="port", right_on="link")
     inside = down[(down["time_us"] > 15) & (down["time_us"] < 40)]
@@ -56,9 +61,12 @@ def test_failure_tables_round_trip_and_missing_tables_say_why(tmp_path: Path) ->
     assert set(back.table_names) == set(r.table_names)
     pd.testing.assert_frame_equal(back.ports, r.ports)
     pd.testing.assert_frame_equal(back.failures, r.failures)
+    pd.testing.assert_frame_equal(back.port_totals, r.port_totals)
     plain = lbsim.run(lbsim.Scenario.from_toml(TREE), progress=False)
     with pytest.raises(lbsim.LbsimError, match="observe.ports"):
         plain.ports
+    with pytest.raises(lbsim.LbsimError, match="observe.port_totals"):
+        plain.port_totals
 
 
 def test_mixed_flows_report_their_balancer() -> None:

@@ -70,6 +70,71 @@ fn incast_completes_near_line_rate() {
     }
 }
 
+/// Where the packets went (`observe.port_totals`), in a 16-to-1 incast
+/// that overflows the receiver's downlink: every packet a host sends leaves
+/// by its NIC, every packet delivered crossed one port into a host, and
+/// every drop is at a full queue on the way into the receiver's ToR or on
+/// its downlink.
+#[test]
+fn port_totals_account_for_every_packet_of_an_incast() {
+    use lbsim_core::table::Column;
+    let s = scenario(
+        "preset = \"reps_artifact\"\n[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"ops\"\n\
+         [workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 16\nreceiver = 5\n\
+         [observe]\nport_totals = true\n",
+    );
+    let out = run_ok(&s, None);
+    let t = out
+        .tables
+        .iter()
+        .find(|t| t.name == "port_totals")
+        .expect("a port_totals table");
+    let text = |name| match t.column(name) {
+        Some(Column::Str(v)) => v.clone(),
+        _ => panic!("{name}"),
+    };
+    let num = |name| match t.column(name) {
+        Some(Column::U64(v)) => v.clone(),
+        _ => panic!("{name}"),
+    };
+    let (from, to, tx, drops, max_q) = (
+        text("from"),
+        text("to"),
+        num("tx_packets"),
+        num("drops"),
+        num("max_queue_bytes"),
+    );
+    let sum = |keep: &dyn Fn(usize) -> bool| (0..tx.len()).filter(|&i| keep(i)).map(|i| tx[i]).sum::<u64>();
+    let c = &out.counters;
+    assert!(
+        c.drops_congestion > 0 && c.drops_failure == 0,
+        "the incast overflows a queue: {c:?}"
+    );
+    assert_eq!(
+        sum(&|i| from[i].starts_with('h')),
+        c.packets_sent,
+        "every packet leaves by its NIC"
+    );
+    assert_eq!(
+        sum(&|i| to[i].starts_with('h')),
+        c.delivered,
+        "every delivery crossed one port into a host"
+    );
+    assert_eq!(drops.iter().sum::<u64>(), c.drops_congestion);
+    // Sprayed over the spines, the traffic meets on the links into the receiver's ToR and on its downlink.
+    let downlink = (0..to.len()).find(|&i| to[i] == "h5").unwrap();
+    let tor = &from[downlink];
+    for i in (0..drops.len()).filter(|&i| drops[i] > 0) {
+        assert!(i == downlink || &to[i] == tor, "{} -> {} drops", from[i], to[i]);
+        assert!(
+            max_q[i] >= out.summary.queue_bytes - 4150,
+            "a dropping queue fills: {}",
+            max_q[i]
+        );
+    }
+    assert!(drops[downlink] > 0);
+}
+
 /// Check 3: same scenario and seed, same results bit for bit; another seed differs.
 #[test]
 fn runs_are_deterministic() {

@@ -76,6 +76,7 @@ pub fn build_with(
     if let Some(obs) = observer {
         sim.set_observer(obs);
     }
+    sim.set_port_totals(s.observe.port_totals);
     Ok((sim, estimate))
 }
 

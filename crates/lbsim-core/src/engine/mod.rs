@@ -179,6 +179,8 @@ pub struct Simulation {
     /// `decide_lazy_lines` has run.
     lines_decided: bool,
     line_mode: LineMode,
+    /// Report each port's totals at the end (`observe.port_totals`).
+    port_totals: bool,
 }
 
 /// Where the next packet out of a port's queue waits (the fast-path queue only).
@@ -229,6 +231,7 @@ impl Simulation {
             pfc_watch: None,
             lines_decided: false,
             line_mode: LineMode::Auto,
+            port_totals: false,
         }
     }
 
@@ -324,6 +327,11 @@ impl Simulation {
     pub fn set_pfc_watchdog(&mut self, after: SimTime) {
         self.pfc_watch = Some((after, 0));
         self.events.push(self.now + after, Event::PfcWatchdog);
+    }
+
+    /// Report each port's totals at the end (table `port_totals`).
+    pub fn set_port_totals(&mut self, on: bool) {
+        self.port_totals = on;
     }
 
     /// Record time series while running.

@@ -118,6 +118,9 @@ impl Simulation {
             out.push(message_table(messages));
         }
         out.extend(self.observer.as_ref().map(|o| o.tables()).unwrap_or_default());
+        if self.port_totals {
+            out.push(self.port_totals_table());
+        }
         if self.meta.collective.is_some() {
             out.push(step_table(messages));
         }
@@ -232,6 +235,28 @@ impl Simulation {
             host_lb: self.lb_agent_summary(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Every port at the end: where it leads, what it sent, what its queue
+    /// dropped for want of room (`pushed_out`: of those, waiting packets a
+    /// full queue gave up for an arrival) and its largest data backlog.
+    /// Losses on a failed or lossy link are not a queue's and are not here.
+    fn port_totals_table(&self) -> Table {
+        use crate::net::queue::QueueDiscipline;
+        let ports = &self.net.ports;
+        let col = |f: &dyn Fn(&crate::net::Port) -> u64| Column::U64(ports.iter().map(f).collect());
+        let node = |f: &dyn Fn(&crate::net::Port) -> crate::net::Node| {
+            Column::Str(ports.iter().map(|p| self.net.node_name(f(p))).collect())
+        };
+        Table::new("port_totals")
+            .with("port", Column::Str(ports.iter().map(|p| p.name.clone()).collect()))
+            .with("from", node(&|p| p.from))
+            .with("to", node(&|p| p.to))
+            .with("tx_bytes", col(&|p| p.tx_bytes))
+            .with("tx_packets", col(&|p| p.tx_packets))
+            .with("drops", col(&|p| p.queue.stats().drops))
+            .with("pushed_out", col(&|p| p.queue.stats().pushed_out))
+            .with("max_queue_bytes", col(&|p| p.queue.stats().max_bytes))
     }
 
     /// PFC per port that sent or received a frame: counts, time paused, and

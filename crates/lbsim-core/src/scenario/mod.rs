@@ -261,6 +261,9 @@ pub struct Observe {
     pub switch_lb: bool,
     /// Host-side balancers' state over time (FaCa: every change of a path's load estimate).
     pub host_lb: bool,
+    /// One row per port at the end of the run: what it sent, what its queue
+    /// dropped, its largest backlog (table `port_totals`).
+    pub port_totals: bool,
 }
 
 /// `seed`: TOML integers are 64-bit signed, so a seed is 0 ..= i64::MAX
