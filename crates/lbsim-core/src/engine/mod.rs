@@ -72,8 +72,9 @@ pub enum LineMode {
 /// permutation's events, but a line then starts its next packet inside the
 /// event that looks at it (mostly an arrival), where the prefetch stages do
 /// not reach the queue's head: measured on this project's machine
-/// (docs/performance.md, "Lazy lines"), 13-19 % faster at 1024 hosts (3072
-/// switch ports), level at 2048 (6144), 3-10 % slower at 4096 and 8192.
+/// (docs/performance.md, "Lazy lines"), 12-14 % faster at 128 hosts, 5-19 %
+/// at 1024 (3072 switch ports), level at 2048 (6144), 3-14 % slower at 4096
+/// and 8192.
 pub const LAZY_LINES_UP_TO: usize = 6144;
 
 /// What the workload says beyond the flows themselves.
