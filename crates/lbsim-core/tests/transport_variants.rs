@@ -609,3 +609,44 @@ fn flows_resuming_from_the_same_pair_state_share_one_reps_buffer() {
     assert_eq!(shared[0], 0);
     assert_eq!(shared[1] + shared[2], 1, "sharing, they freeze once: {shared:?}");
 }
+
+/// `transport.timeout_nic_turn` (the REPS artifact's NIC as published): one
+/// host sends two equal messages at once, and every 50th packet of the first
+/// is lost on its receiver's downlink. With the key, each of the lossy
+/// message's timeouts takes it another turn of the NIC while it can send, so
+/// it ends sooner than without and the clean one later (same losses either
+/// way); with no loss there is no timeout and the key changes nothing.
+#[test]
+fn a_timeout_takes_a_second_nic_turn_only_with_the_artifacts_nic() {
+    let dir = flow_list("nicturn", "two.csv", "0,9,2000000,0\n0,17,2000000,0\n");
+    let run = |on: bool, lossy: bool| {
+        let failure = if lossy {
+            "[[failures]]\nlink = \"t0_1->h9\"\nkind = \"drop_nth\"\nnth = 50\n"
+        } else {
+            ""
+        };
+        let s = with(&format!(
+            "[lb]\nkind = \"ops\"\n[transport]\ntimeout_nic_turn = {on}\n[workload]\nkind = \"flows\"\nfile = \"two.csv\"\n{failure}"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        let finish = |dst: u32| out.flows.iter().find(|f| f.dst == dst).unwrap().sender_finish_us;
+        (finish(9), finish(17), out.counters.drops_failure, out.counters.timeouts)
+    };
+    let (lossy_off, clean_off, drops_off, timeouts_off) = run(false, true);
+    let (lossy_on, clean_on, drops_on, timeouts_on) = run(true, true);
+    assert!(
+        drops_off > 5 && timeouts_off >= drops_off,
+        "the lossy message times out: {drops_off} {timeouts_off}"
+    );
+    assert_eq!(drops_on, drops_off, "the same packets are lost");
+    assert!(timeouts_on >= drops_on);
+    assert!(
+        lossy_on < lossy_off,
+        "extra turns: the lossy message ends sooner ({lossy_on} against {lossy_off})"
+    );
+    assert!(
+        clean_on > clean_off,
+        "and takes them from the clean one ({clean_on} against {clean_off})"
+    );
+    assert_eq!(run(true, false), run(false, false), "no timeout, no extra turn");
+}

@@ -99,6 +99,7 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
             rtt_outstanding_only: s.transport.rtt_samples == crate::scenario::RttSamples::Outstanding,
             timeout_rts: s.transport.timeout_rts,
             ack_request: s.transport.ack_request,
+            timeout_nic_turn: s.transport.timeout_nic_turn,
             acks: AckPolicy {
                 ratio: s.transport.ack_ratio,
                 delay: s.transport.ack_delay.value,

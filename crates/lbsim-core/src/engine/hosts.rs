@@ -26,14 +26,15 @@ impl Simulation {
     pub(super) fn host_pull(&mut self, host: u32) -> Option<(PacketId, u32)> {
         while let Some(fid) = self.net.hosts[host as usize].ready.pop_front() {
             let f = &mut self.flows[fid as usize];
+            // This turn is taken; the flow asks for the next below. (With
+            // `transport.timeout_nic_turn` a flow may hold more turns than one.)
+            f.in_ready = false;
             if !f.can_send() {
-                f.in_ready = false;
                 continue;
             }
             let now = self.now;
             if let Some(at) = self.params.paced.then(|| f.cc.paced_until(now)).flatten() {
                 // Rate-paced (DCQCN): wake the flow when it may go.
-                f.in_ready = false;
                 if at < f.pace_at {
                     f.pace_at = at;
                     self.events.push(at, Event::FlowPace { flow: fid });
@@ -44,9 +45,8 @@ impl Simulation {
             let arm_timer = !f.timer_pending;
             f.timer_pending = true;
             if f.can_send() {
+                f.in_ready = true;
                 self.net.hosts[host as usize].ready.push_back(fid);
-            } else {
-                f.in_ready = false;
             }
             if arm_timer {
                 let at = f.tx.timer_due(now + self.params.transport.rto);

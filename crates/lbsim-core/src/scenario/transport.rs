@@ -93,6 +93,13 @@ pub struct Transport {
     /// Under ACK coalescing, an ECN-marked packet is acknowledged at once (the
     /// REPS artifact's receiver: `ecn || shouldSack() || force_ack`).
     pub ack_marked_at_once: bool,
+    /// A sender whose retransmission timer declares packets lost (none
+    /// waiting to be resent before) asks its NIC for a turn again while it
+    /// has one, and so holds two turns of the NIC's round robin (each renews
+    /// itself while the flow can send): the REPS artifact's NIC as published
+    /// (`UecSrc::rtxTimerExpired` calls `requestSending` after `queueForRtx`
+    /// has; docs/validation.md, AllToAll). Off in every preset.
+    pub timeout_nic_turn: bool,
     /// A flow starts with the balancer state and window the last finished
     /// flow of its host pair ended with (the REPS artifact's connection
     /// mapping, `engine::pair_state`); false: every flow starts afresh.

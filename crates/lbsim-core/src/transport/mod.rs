@@ -56,6 +56,8 @@ pub struct TransportParams {
     pub timeout_rts: bool,
     /// Some data packets ask for an ACK at once (`transport.ack_request`).
     pub ack_request: bool,
+    /// A timeout takes the flow a second turn at its NIC (`transport.timeout_nic_turn`).
+    pub timeout_nic_turn: bool,
 }
 
 /// What the retransmission timer did.
@@ -69,6 +71,8 @@ pub struct TimerOutcome {
     pub request: Option<ControlRequest>,
     /// Send a timeout RTS (`Flow::timeout_rts_packet`).
     pub rts: bool,
+    /// It declared packets lost while none waited to be resent (`transport.timeout_nic_turn`).
+    pub first_loss: bool,
 }
 
 /// `repr(C)`, aligned to a cache line: the fields stay in this order, so
@@ -395,7 +399,8 @@ impl Flow {
             };
         }
         lost.clear();
-        let rts_check = p.timeout_rts && !self.tx.has_rtx();
+        let rtx_was_empty = !self.tx.has_rtx();
+        let rts_check = p.timeout_rts && rtx_was_empty;
         let next = self.tx.on_timer(now, p.rto, lost);
         let mut rts = false;
         for (i, &(size, ev)) in lost.iter().enumerate() {
@@ -433,6 +438,7 @@ impl Flow {
             rearm: next.or((action.recheck || rts).then_some(now + p.rto)),
             request: action.request,
             rts,
+            first_loss: rtx_was_empty && !lost.is_empty(),
         }
     }
 
@@ -487,6 +493,7 @@ mod tests {
             rtt_outstanding_only: true,
             timeout_rts: false,
             ack_request: false,
+            timeout_nic_turn: false,
         }
     }
 
@@ -571,6 +578,7 @@ mod tests {
             rtt_outstanding_only: false,
             timeout_rts: false,
             ack_request: true,
+            timeout_nic_turn: false,
         };
         assert_eq!(f.on_timer(us(20), &p, true, &mut Vec::new()).lost, 2);
         f.cc = window(8);
@@ -619,6 +627,7 @@ mod tests {
                 rtt_outstanding_only: outstanding_only,
                 timeout_rts: false,
                 ack_request: false,
+                timeout_nic_turn: false,
             };
             let mut f = flow();
             let (first, _) = f.next_packet(0, SimTime::ZERO, false);

@@ -135,6 +135,7 @@ mod tests {
             rtt_outstanding_only: false,
             timeout_rts,
             ack_request: false,
+            timeout_nic_turn: false,
         }
     }
 
