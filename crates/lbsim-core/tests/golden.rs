@@ -8,13 +8,11 @@
 //! rewrites the digests that moved, marking their reason "TODO: say why",
 //! which this test refuses until it is replaced.
 
+mod common;
+use common::{golden_dir as dir, golden_scenarios};
 use lbsim_core::{metrics, run, Scenario};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
+use std::path::Path;
 
 /// name -> (digest, reason), from digests.txt.
 fn checked_in() -> BTreeMap<String, (String, String)> {
@@ -40,12 +38,7 @@ fn digest_of(file: &Path) -> String {
 
 #[test]
 fn flow_tables_match_their_checked_in_digests() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = golden_scenarios();
     assert!(files.len() >= 20, "the golden scenarios are there");
     let known = checked_in();
     let mut now = BTreeMap::new();

@@ -4,13 +4,11 @@
 //! queues or fail links at the instant a line frees, give the same flow
 //! table, counters, per-port transmissions and time series either way.
 
+mod common;
+use common::{golden_dir, golden_scenarios};
 use lbsim_core::build::{build_with, Limits};
 use lbsim_core::{metrics, run_built, LineMode, RunOutput, Scenario};
-use std::path::{Path, PathBuf};
-
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
+use std::path::Path;
 
 /// Run `s` with the switch ports' lines as `mode` says: the output, and
 /// each port's bytes and packets sent.
@@ -62,12 +60,7 @@ fn assert_same_both_ways(name: &str, s: &Scenario, dir: &Path) -> bool {
 
 #[test]
 fn every_golden_scenario_is_the_same_with_lazy_lines() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(golden_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = golden_scenarios();
     let mut lazy = Vec::new();
     for f in &files {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();

@@ -22,6 +22,16 @@ impl Simulation {
         self.kick(nic);
     }
 
+    /// The REPS artifact's NIC (`transport.timeout_nic_turn`): a flow that
+    /// can send asks for a turn although it may hold one, and gets another.
+    pub(super) fn take_extra_turn(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if f.can_send() {
+            let host = f.spec.src;
+            self.net.hosts[host as usize].ready.push_back(flow);
+        }
+    }
+
     /// The NIC is free: take one data packet from the next ready flow.
     pub(super) fn host_pull(&mut self, host: u32) -> Option<(PacketId, u32)> {
         while let Some(fid) = self.net.hosts[host as usize].ready.pop_front() {

@@ -111,10 +111,8 @@ impl Simulation {
             self.send_control(pkt);
         }
         self.make_ready(flow);
-        if out.first_loss && self.params.transport.timeout_nic_turn && self.flows[flow as usize].can_send() {
-            // The REPS artifact's NIC: the timeout asks for a turn again, and gets a second one.
-            let host = self.flows[flow as usize].spec.src as usize;
-            self.net.hosts[host].ready.push_back(flow);
+        if out.first_loss && self.params.transport.timeout_nic_turn {
+            self.take_extra_turn(flow);
         }
     }
 }

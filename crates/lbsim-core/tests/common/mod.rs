@@ -27,6 +27,22 @@ pub fn run_ok(s: &Scenario, dir: Option<&Path>) -> RunOutput {
     out
 }
 
+/// The golden scenarios' folder (`tests/golden`, see golden.rs).
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// The golden scenarios, in name order.
+pub fn golden_scenarios() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(golden_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// A fresh folder of this process for test `tag`, holding `name` with `text`
 /// (a workload file a scenario names relative to the folder).
 pub fn dir_with_file(tag: &str, name: &str, text: &str) -> PathBuf {
