@@ -265,6 +265,8 @@ fn nonsense_is_refused_naming_its_key() {
         ("topology.oversubscription", "64", "topology.oversubscription"),
         ("topology.radix", "4294967295", "topology.radix"),
         ("seed", "18446744073709551615", "seed"),
+        // The artifact's count of a timeout RTS, with no timeout RTS (off under reps_paper).
+        ("transport.rts_in_flight", "false", "transport.rts_in_flight"),
     ];
     for &(key, value, want) in cases {
         let e = refused("", &[(key, value)]);

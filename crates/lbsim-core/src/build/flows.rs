@@ -268,6 +268,7 @@ pub fn create(
                 f.tx.set_ooo_limit(delta);
             }
             f.tx.set_rtx_by_seq(s.transport.rtx_order == RtxOrder::Seq);
+            f.tx.set_rts_uncounted(!s.transport.rts_in_flight);
             if let Some(r) = parts.rdma {
                 f.tx.set_rdma(r.recovery, r.timer);
                 if let Some(window) = r.window {

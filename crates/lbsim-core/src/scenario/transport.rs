@@ -100,6 +100,12 @@ pub struct Transport {
     /// (`UecSrc::rtxTimerExpired` calls `requestSending` after `queueForRtx`
     /// has; docs/validation.md, AllToAll). Off in every preset.
     pub timeout_nic_turn: bool,
+    /// A timeout RTS counts in flight until it is acknowledged or times out;
+    /// false: as the REPS artifact counts it as published, not at all, yet its
+    /// timeout takes its bytes off, so each lost RTS leaves the sender 64 bytes
+    /// more window for good (`transport::timeout_rts`; docs/validation.md,
+    /// Fig. 19). Needs `timeout_rts`; true in every preset.
+    pub rts_in_flight: bool,
     /// A flow starts with the balancer state and window the last finished
     /// flow of its host pair ended with (the REPS artifact's connection
     /// mapping, `engine::pair_state`); false: every flow starts afresh.
@@ -164,6 +170,14 @@ impl Transport {
                     kind_name(self.kind),
                     cc.name()
                 ),
+            );
+        }
+        if !self.rts_in_flight && !self.timeout_rts {
+            return bad(
+                "rts_in_flight",
+                "false says how to count a timeout RTS, but timeout_rts is off (it is on only with a window \
+                 congestion control on transport.kind = \"sack\"): set timeout_rts = true, or leave rts_in_flight = true"
+                    .into(),
             );
         }
         if self.ack_request && self.kind != TransportKind::Sack {

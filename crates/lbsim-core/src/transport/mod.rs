@@ -212,7 +212,7 @@ impl Flow {
     /// Has a packet to send and congestion control allows it.
     #[inline]
     pub fn can_send(&mut self) -> bool {
-        self.tx.has_work() && self.cc.may_send(self.tx.inflight) && self.tx.within_ooo_limit()
+        self.tx.has_work() && self.cc.may_send(self.tx.window_inflight()) && self.tx.within_ooo_limit()
     }
 
     /// The next data packet, on an EV of the balancer's choice: (packet, is a retransmission).
@@ -222,6 +222,7 @@ impl Flow {
         let (seq, size, rtx) = self.tx.take_next(now);
         self.cc.on_send(now, size);
         let ev = if self.tx.is_rts(seq) {
+            self.tx.note_rts_resent(seq);
             self.lb.header_only_ev(now, &mut self.rng, &mut self.lb_stats) // a lost RTS resent
         } else {
             self.lb.next_ev(now, &mut self.rng, &mut self.lb_stats)
@@ -242,7 +243,7 @@ impl Flow {
     /// here: EQDS spends whole packets' credits, so none goes below zero.
     #[inline]
     fn asks_for_ack(&self, seq: u32, rtx: bool) -> bool {
-        rtx || seq + 1 >= self.tx.npkts || (self.cc.window().is_some() && !self.cc.may_send(self.tx.inflight))
+        rtx || seq + 1 >= self.tx.npkts || (self.cc.window().is_some() && !self.cc.may_send(self.tx.window_inflight()))
     }
 
     /// A control packet of this flow's sender (an RTS), on an EV of its balancer (htsim `sendRTS`).
@@ -298,7 +299,7 @@ impl Flow {
         let acked = match answers {
             Some(seq) if self.tx.is_rts(seq) => Acked {
                 bytes: acked.bytes,
-                all: acked.all | self.tx.on_ack(seq).all,
+                all: acked.all | self.tx.on_rts_ack(seq).all,
             },
             _ => acked,
         };
@@ -333,7 +334,7 @@ impl Flow {
             let mtu = self.tx.mtu() as i64;
             m.after_window(
                 after as i64 - before as i64,
-                after as i64 - self.tx.inflight as i64,
+                after as i64 - self.tx.inflight as i64 + self.tx.inflight_drift as i64,
                 mtu,
             );
         }

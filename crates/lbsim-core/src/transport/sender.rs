@@ -109,6 +109,8 @@ pub struct Sender {
     pub recovery: Recovery,
     /// `rtx` is kept in sequence order (`transport.rtx_order = "seq"`), else in loss order.
     rtx_by_seq: bool,
+    /// `inflight_drift` is not zero (`transport.rts_in_flight = false`).
+    pub(super) drifted: bool,
     pub npkts: u32,
     next_new: u32,
     /// `una` + `ooo_limit` as last computed: new packets below it may go.
@@ -148,6 +150,13 @@ pub struct Sender {
     pub nacks: u64,
     pub(super) timer: RdmaTimer,
     pub(super) irn: IrnEpisode,
+    /// An RTS's first send is not counted in flight (`transport.rts_in_flight = false`).
+    pub(super) rts_uncounted: bool,
+    /// Bytes taken off the in-flight count that were never on it: the REPS
+    /// artifact's count, which goes below zero by these (`transport::timeout_rts`).
+    pub(super) inflight_drift: u64,
+    /// One bit per RTS seq (from `npkts`): it was resent, so now counted.
+    pub(super) rts_resent: Vec<u64>,
 }
 
 /// What a newly arrived ACK did.
@@ -183,6 +192,10 @@ impl Sender {
             send_limit: u32::MAX,
             rtx: VecDeque::new(),
             rtx_by_seq: false,
+            drifted: false,
+            rts_uncounted: false,
+            inflight_drift: 0,
+            rts_resent: Vec::new(),
             acked_bits: Vec::new(),
             send_log: VecDeque::new(),
             inflight: 0,
@@ -254,6 +267,16 @@ impl Sender {
         self.finished != SimTime::MAX
     }
 
+    /// In flight as the window sees it: less the drift of the artifact's
+    /// count (`transport.rts_in_flight = false`; none otherwise).
+    #[inline]
+    pub fn window_inflight(&self) -> u64 {
+        match self.drifted {
+            false => self.inflight,
+            true => self.inflight.saturating_sub(self.inflight_drift),
+        }
+    }
+
     /// When the last ACK arrived.
     pub fn finish_time(&self) -> Option<SimTime> {
         self.is_done().then_some(self.finished)
@@ -300,6 +323,11 @@ impl Sender {
     /// Resend lost packets lowest sequence number first (`transport.rtx_order = "seq"`).
     pub fn set_rtx_by_seq(&mut self, on: bool) {
         self.rtx_by_seq = on;
+    }
+
+    /// `transport.rts_in_flight = false`: see `transport::timeout_rts`.
+    pub fn set_rts_uncounted(&mut self, on: bool) {
+        self.rts_uncounted = on;
     }
 
     /// Queue lost packet `seq` for retransmission, in loss or sequence order.
@@ -494,7 +522,11 @@ impl Sender {
             }
             self.send_log.pop_front();
             let size = self.wire_size(seq) as u64;
-            self.inflight -= size;
+            if seq >= self.npkts && !self.rts_counted(seq) {
+                self.add_drift(size);
+            } else {
+                self.inflight -= size;
+            }
             self.pkts[seq as usize].state = PktState::Lost;
             self.queue_rtx(seq);
             self.timeouts += 1;

@@ -30,9 +30,20 @@
 //! artifact's next cumulative ACK would cover an RTS whose own ACK was lost,
 //! lbsim resends it after an RTO. An RTS counts in flight (header bytes) until
 //! acknowledged or timed out, as lbsim counts every send.
+//!
+//! `transport.rts_in_flight = false` counts it as the artifact does, which
+//! loses track (off in every preset; docs/validation.md, Fig. 19): `sendRTS`
+//! keeps a send record for it but adds nothing to `_in_flight`, while its
+//! timeout (`mark_packet_for_retransmission`) takes the header off like any
+//! packet's. A lost RTS so leaves the count 64 bytes below what is really in
+//! flight, for good (its resend counts and its ACK uncounts as data do); an
+//! RTS acknowledged on its first send changes nothing, and one acknowledged
+//! after its timeout gets its bytes back (`handleAckno` finds it queued for
+//! resending). The count can go below zero: lbsim keeps the difference as
+//! the sender's `inflight_drift`, which the window check subtracts.
 
 use super::sender::{PktRecord, PktState};
-use super::{Flow, Sender};
+use super::{Acked, Flow, Sender};
 use crate::cc::CongestionControl;
 use crate::lb::LoadBalancer;
 use crate::packet::{Packet, PacketKind};
@@ -72,9 +83,54 @@ impl Sender {
         self.pkts.push(PktRecord::sent(PktState::InFlight, now));
         self.send_log.push_back((now, seq));
         let size = self.wire_size(seq);
-        self.inflight += size as u64;
+        if !self.rts_uncounted {
+            self.inflight += size as u64;
+        }
         self.last_rts = Some(now);
         (seq, size)
+    }
+
+    /// Whether RTS seq `seq`'s current send is counted in flight: always,
+    /// but under `rts_uncounted` only once it was resent.
+    pub(super) fn rts_counted(&self, seq: u32) -> bool {
+        let i = (seq - self.npkts) as usize;
+        !self.rts_uncounted || self.rts_resent.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    /// RTS seq `seq` goes again, as a header-only data packet, counted.
+    pub(super) fn note_rts_resent(&mut self, seq: u32) {
+        if self.rts_uncounted {
+            let i = (seq - self.npkts) as usize;
+            if self.rts_resent.len() <= i / 64 {
+                self.rts_resent.resize(i / 64 + 1, 0);
+            }
+            self.rts_resent[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// An uncounted RTS's bytes were taken off the count (its timeout).
+    pub(super) fn add_drift(&mut self, size: u64) {
+        self.inflight_drift += size;
+        self.drifted = true;
+    }
+
+    /// The ACK answering RTS seq `seq`. Uncounted, in flight: `on_ack` takes
+    /// off bytes that were never added, so they are added first; declared
+    /// lost: its timeout's drift is undone.
+    pub(super) fn on_rts_ack(&mut self, seq: u32) -> Acked {
+        let st = self.pkts[seq as usize].state;
+        if !self.rts_counted(seq) {
+            let size = self.wire_size(seq) as u64;
+            match st {
+                PktState::InFlight => self.inflight += size,
+                PktState::Lost => {
+                    self.inflight_drift -= size;
+                    self.drifted = self.inflight_drift > 0;
+                }
+                _ => {}
+            }
+        }
+        self.on_ack(seq)
     }
 }
 
@@ -87,7 +143,7 @@ impl Flow {
         let Some(cwnd) = self.cc.window() else {
             return false;
         };
-        let mut inflight = self.tx.inflight + later;
+        let mut inflight = self.tx.window_inflight() + later;
         // The artifact's queueForRtx sends the retransmission before the check
         // only when its NIC is idle (uec.cpp `sendIfPermitted`,
         // `UecNIC::requestSending` returns no route while a packet is on the
@@ -263,6 +319,75 @@ mod tests {
             .map(|&s| ack(&mut f, &off, &Packet::data(0, s, 0, 1, MTU, 0, 0, US(11)), US(12)))
             .collect();
         assert_eq!(done, [false, false, true]);
+    }
+
+    /// `transport.rts_in_flight = false`, the artifact's count: the RTS adds
+    /// nothing, its timeout takes 64 bytes off, so once the window is down to
+    /// one packet (three losses) the sender has two out where the counted
+    /// RTS lets one go. Its resend counts and its ACK uncounts: the 64 bytes
+    /// stay missing.
+    #[test]
+    fn a_lost_uncounted_rts_leaves_the_window_its_header_for_good() {
+        let p = params(true);
+        let mut lost = Vec::new();
+        for (uncounted, after_rts, resent) in [
+            (false, 2 * MTU as u64 + 64, vec![0]),
+            (true, 2 * MTU as u64, vec![0, 1]),
+        ] {
+            let mut f = flow();
+            f.tx.set_rts_uncounted(uncounted);
+            fill(&mut f);
+            assert!(f.on_timer(US(10), &p, true, &mut lost).rts);
+            f.timeout_rts_packet(0, US(10));
+            assert_eq!(f.tx.inflight, after_rts);
+            f.on_timer(US(11), &p, true, &mut lost);
+            f.on_timer(US(12), &p, true, &mut lost);
+            // 20 us: the RTS's seq times out too; the window is one packet.
+            assert_eq!(f.on_timer(US(20), &p, true, &mut lost).lost, 1);
+            assert_eq!((f.tx.inflight, f.cc.window()), (0, Some(MTU as u64)));
+            assert_eq!(send(&mut f, US(20)), resent, "uncounted: {uncounted}");
+            let drift = if uncounted { 64 } else { 0 };
+            assert_eq!(f.tx.window_inflight(), f.tx.inflight - drift);
+            // Acknowledge whatever goes until done: the RTS's seq goes again as data.
+            let (mut sent, mut done) = (resent, false);
+            for t in 21..30 {
+                done = sent
+                    .iter()
+                    .any(|&seq| ack(&mut f, &p, &Packet::data(0, seq, 0, 1, MTU, 0, 0, US(t)), US(t)));
+                if done {
+                    break;
+                }
+                sent = send(&mut f, US(t));
+            }
+            assert!(done);
+            assert_eq!((f.tx.inflight, f.tx.inflight_drift), (0, drift));
+        }
+    }
+
+    /// Under the artifact's count an RTS acknowledged on its first send
+    /// changes nothing, and one acknowledged only after its timeout gets its
+    /// 64 bytes back (`handleAckno` finds it queued for resending).
+    #[test]
+    fn an_acknowledged_uncounted_rts_leaves_the_count_as_it_was() {
+        let p = params(true);
+        let mut lost = Vec::new();
+        for late in [false, true] {
+            let mut f = flow();
+            f.tx.set_rts_uncounted(true);
+            fill(&mut f);
+            f.on_timer(US(10), &p, true, &mut lost);
+            let rts = f.timeout_rts_packet(0, US(10));
+            let before = f.tx.inflight;
+            if late {
+                f.on_timer(US(20), &p, true, &mut lost);
+                assert_eq!(f.tx.inflight_drift, 64, "timed out: 64 bytes off");
+            }
+            ack(&mut f, &p, &rts, US(21));
+            assert_eq!((f.tx.inflight_drift, f.tx.window_inflight()), (0, f.tx.inflight));
+            if !late {
+                assert_eq!(f.tx.inflight, before);
+            }
+        }
     }
 
     /// A timeout that leaves the window room for the retransmission and one
