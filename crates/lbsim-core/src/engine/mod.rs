@@ -31,7 +31,7 @@ use crate::failure::FailurePlan;
 use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
 use crate::net::queue::PfcSignal;
-use crate::net::{Network, Node, PolicyOut, Port, Queue};
+use crate::net::{Network, Node, PolicyOut, Port, PortId, Queue};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::scenario::{FctEnd, Release};
@@ -179,6 +179,10 @@ pub struct Simulation {
     pfc_watch: Option<(SimTime, u64)>,
     /// `decide_lazy_lines` has run.
     lines_decided: bool,
+    /// It made the switch ports' lines lazy.
+    lazy: bool,
+    /// (link, its next packet's egress port), as `prefetch` last routed ahead.
+    egress_hint: std::cell::Cell<(PortId, PortId)>,
     line_mode: LineMode,
     /// Report each port's totals at the end (`observe.port_totals`).
     port_totals: bool,
@@ -231,6 +235,8 @@ impl Simulation {
             halt: None,
             pfc_watch: None,
             lines_decided: false,
+            lazy: false,
+            egress_hint: std::cell::Cell::new((PortId::MAX, PortId::MAX)),
             line_mode: LineMode::Auto,
             port_totals: false,
         }
@@ -244,7 +250,7 @@ impl Simulation {
 
     /// Whether the switch ports' lines are lazy (known once the run has started).
     pub fn lazy_lines(&self) -> bool {
-        self.net.ports.iter().any(|p| p.lazy_line)
+        self.lazy
     }
 
     /// Which switch ports go without `TxDone` events (`Port::lazy_line`):
@@ -273,6 +279,7 @@ impl Simulation {
         for port in &mut self.net.ports {
             port.lazy_line = lazy && matches!(port.from, Node::Switch(_));
         }
+        self.lazy = lazy;
     }
 
     /// Failures to play out, and routing's delay in following them.
@@ -496,8 +503,11 @@ impl Simulation {
                 }
                 // Hashed routes only: a switch policy's choice may have effects.
                 (Node::Switch(sw), Some((_, pkt))) if pkt.routed_by_hash() => {
-                    if let Some(out) = self.net.route_hashed(sw, pkt).and_then(|o| ports.get(o as usize)) {
-                        out.prefetch_for_sending();
+                    if let Some(o) = self.net.route_hashed(sw, pkt) {
+                        if let (Some(out), Some(Event::LinkDeliver { port })) = (ports.get(o as usize), second) {
+                            out.prefetch_for_sending();
+                            self.egress_hint.set((port, o));
+                        }
                     }
                 }
                 _ => {}
@@ -514,13 +524,26 @@ impl Simulation {
         }
         // 4
         match (next, port(next)) {
-            (Some(Event::LinkDeliver { .. }), Some(p)) => {
-                if let (Node::Host(_), Some((_, pkt))) = (p.to, p.wire.front()) {
+            (Some(Event::LinkDeliver { .. }), Some(p)) => match (p.to, p.wire.front()) {
+                (Node::Host(_), Some((_, pkt))) => {
                     if let Some(f) = self.flows.get(pkt.flow as usize) {
                         f.prefetch_packet_state(pkt);
                     }
                 }
-            }
+                // The arrival catches its egress line up (`cut_through`): a lazy one starts its
+                // queue's head, whose pooled packet no event has asked the cache for. The egress
+                // is the one step 3 found an event ago.
+                (Node::Switch(_), Some(_)) if self.lazy => {
+                    let (from, out) = self.egress_hint.get();
+                    let out = ports
+                        .get(out as usize)
+                        .filter(|_| matches!(next, Some(Event::LinkDeliver { port }) if port == from));
+                    if let Some(&(id, _)) = out.and_then(queue_head) {
+                        self.pool.prefetch(id);
+                    }
+                }
+                _ => {}
+            },
             (Some(Event::TxDone { .. }), Some(p)) if queue_head(p).is_none() => {
                 let flow = nic_host(p)
                     .and_then(|h| h.ready.front())
