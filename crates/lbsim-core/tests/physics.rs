@@ -70,6 +70,53 @@ fn incast_completes_near_line_rate() {
     }
 }
 
+/// `topology.agg_uplinks`: on a 3-tier tree of radix 4 (2 pods of 2 ToRs
+/// with 2 hosts each, 2 aggregation switches per pod), the 4 hosts of pod 0
+/// each send 8 MiB to one of pod 1's. With 2 core uplinks per aggregation
+/// switch (the default, radix / 2) the pod has 4 lines out and each flow runs
+/// near line rate; with 1 (2:1 at the aggregation layer) it has 2, and the
+/// 4 flows need at least twice a lone flow's time, which OPS's spraying comes
+/// close to.
+#[test]
+fn aggregation_uplinks_set_the_bandwidth_between_pods() {
+    let dir = std::env::temp_dir().join(format!("lbsim-agg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let size = 8u64 << 20;
+    let flows: String = (0..4).map(|h| format!("{h},{},{size},0\n", 4 + h)).collect();
+    std::fs::write(dir.join("cross.csv"), format!("src,dst,size_bytes,start_us\n{flows}")).unwrap();
+    // A lone flow's bytes on the wire (4096 B packets carrying 4032) at 400 Gb/s.
+    let lone = size as f64 * 4096.0 / 4032.0 * 8.0 / 400e9 * 1e6;
+    for (agg_uplinks, least, most) in [("", 1.0, 1.1), ("agg_uplinks = 1\n", 2.0, 2.3)] {
+        let s = scenario(&format!(
+            "[topology]\ntiers = 3\nhosts = 8\nradix = 4\nhosts_per_tor = 2\nuplinks_per_tor = 2\n{agg_uplinks}\
+             [lb]\nkind = \"ops\"\n[workload]\nkind = \"flows\"\nfile = \"cross.csv\"\n"
+        ));
+        let out = run_ok(&s, Some(&dir));
+        let got = out.summary.max_fct_us;
+        assert!(
+            got >= least * lone * 0.99 && got <= most * lone,
+            "{agg_uplinks:?}: {got:.1} us against {least}-{most} x a lone flow's {lone:.1} us"
+        );
+    }
+    // Only a 3-tier tree has the layer, and an aggregation switch has radix - radix / 2 ports for it.
+    for (text, why) in [
+        ("[topology]\nagg_uplinks = 2\n", "2 tiers"),
+        (
+            "[topology]\ntiers = 3\nradix = 4\nhosts = 8\nhosts_per_tor = 2\nagg_uplinks = 3\n",
+            "too many",
+        ),
+        (
+            "[topology]\ntiers = 3\nradix = 4\nhosts = 8\nhosts_per_tor = 2\nagg_uplinks = 0\n",
+            "none",
+        ),
+    ] {
+        match run(&scenario(text), None) {
+            Err(e) => assert_eq!(e.key, "topology.agg_uplinks", "{why}: {e}"),
+            Ok(_) => panic!("{why}: should be refused"),
+        }
+    }
+}
+
 /// Where the packets went (`observe.port_totals`), in a 16-to-1 incast
 /// that overflows the receiver's downlink: every packet a host sends leaves
 /// by its NIC, every packet delivered crossed one port into a host, and

@@ -68,6 +68,7 @@ pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
     }
     let half = (t.radix / 2).max(1);
     check_tree_size(t, hpt, half)?;
+    let agg_uplinks = agg_uplinks(t, half)?;
     if t.link_rate.value.bps() == 0 {
         return err("topology.link_rate", "must be positive");
     }
@@ -77,7 +78,7 @@ pub fn topo_params(s: &Scenario) -> Result<TopoParams, ScenarioError> {
         hosts_per_tor: hpt,
         uplinks_per_tor: uplinks,
         tors_per_pod: half,
-        agg_uplinks: half,
+        agg_uplinks,
         host_rate: t.link_rate.value,
         fabric_rate: t.link_rate.value,
         link_latency: t.link_latency.value,
@@ -147,6 +148,34 @@ fn tor_ports(t: &Topology) -> Result<(u32, u32), ScenarioError> {
         return err("topology.hosts_per_tor", "must be at least 1");
     }
     Ok((uplinks, hpt))
+}
+
+/// Core-facing uplinks per aggregation switch: `topology.agg_uplinks`, else
+/// half its ports (it has `half` ToRs below it).
+fn agg_uplinks(t: &Topology, half: u32) -> Result<u32, ScenarioError> {
+    let Some(u) = t.agg_uplinks else {
+        return Ok(half);
+    };
+    if t.tiers != 3 {
+        return err(
+            "topology.agg_uplinks",
+            format!(
+                "is the aggregation layer's, which only a 3-tier tree has (tiers = {})",
+                t.tiers
+            ),
+        );
+    }
+    if u == 0 || u > t.radix - half {
+        return err(
+            "topology.agg_uplinks",
+            format!(
+                "must be between 1 and {} (an aggregation switch of radix {} has {half} ToRs below it), got {u}",
+                t.radix - half,
+                t.radix
+            ),
+        );
+    }
+    Ok(u)
 }
 
 /// The ToRs fit the tree: a 2-tier tree has at most radix of them, a 3-tier

@@ -133,6 +133,11 @@ pub struct Topology {
     /// with 8 servers and 4 uplinks under 8-port aggregation and core switches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tor_radix: Option<u32>,
+    /// 3 tiers: core-facing uplinks per aggregation switch, when fewer than
+    /// `radix / 2` (k:1 at the aggregation layer; the REPS artifact's 8:1
+    /// 1024-host tree, `fat_tree_1024_8os.topo`, is 4:1 at the ToR and 2:1 here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agg_uplinks: Option<u32>,
 }
 
 impl Topology {
