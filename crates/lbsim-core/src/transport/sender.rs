@@ -224,7 +224,7 @@ impl Sender {
     /// Bytes of per-packet state it holds now.
     pub fn state_bytes(&self) -> usize {
         self.pkts.capacity() * std::mem::size_of::<PktRecord>()
-            + self.acked_bits.capacity() * std::mem::size_of::<u64>()
+            + (self.acked_bits.capacity() + self.rts_resent.capacity()) * std::mem::size_of::<u64>()
     }
 
     /// Recover as an RDMA transport does, with this timer.
@@ -642,6 +642,7 @@ impl Sender {
         self.rtx = VecDeque::new();
         self.acked_bits = Vec::new();
         self.send_log = VecDeque::new();
+        self.rts_resent = Vec::new();
     }
 }
 
