@@ -84,6 +84,23 @@ def test_bench_json(lbsim_cli: Path) -> None:
     assert j["max_fct_us"] == pytest.approx(j["ideal_fct_us"], rel=0.05)
 
 
+def test_bench_hops_are_the_same_work_with_either_line_mode(lbsim_cli: Path) -> None:
+    """`hops` counts packets put on links. The 32 hosts of a radix-64 tree share one ToR, so
+    each of the 32 messages of 64 KiB (17 packets of 4086 B payload under the artifact preset)
+    and each packet's ACK cross exactly 2 links: 32 x 34 x 2. Lazy lines drop events, not hops."""
+    runs = {}
+    for lines in ("lazy", "eager"):
+        p = run(lbsim_cli, "bench", "--json", "--hosts", "32", "--size", "64KiB", "--lines", lines)
+        assert p.returncode == 0, p.stderr
+        runs[lines] = json.loads(p.stdout)
+        assert runs[lines]["lines"] == lines
+        assert runs[lines]["hops"] == 32 * (17 + 17) * 2
+        assert runs[lines]["hops_per_second"] == pytest.approx(
+            runs[lines]["hops"] / runs[lines]["wall_seconds"], rel=1e-9
+        )
+    assert runs["lazy"]["events"] < runs["eager"]["events"]
+
+
 def test_bench_tiers_and_repeats(lbsim_cli: Path) -> None:
     """Beyond 2048 hosts the benchmark's tree has 3 tiers; repeated runs report the
     fastest and the median, and the same events (the engine is deterministic)."""

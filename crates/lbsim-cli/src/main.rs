@@ -450,6 +450,9 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
         Lines::Eager => lbsim_core::LineMode::Eager,
     };
     let mut lazy = false;
+    // Packets put on links: the same work whether lines are lazy or eager,
+    // which changes the event count (docs/performance.md, "Lazy lines").
+    let mut hops = 0u64;
     for _ in 0..b.repeat {
         let cpu0 = cpu_seconds();
         let (mut sim, estimate) =
@@ -457,6 +460,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
         sim.set_line_mode(mode);
         let run = lbsim_core::run_built(&s, &mut sim, estimate, u64::MAX, &mut |_| true);
         lazy = run.lazy_lines;
+        hops = sim.net.ports.iter().map(|p| p.tx_packets).sum();
         walls.push(run.summary.wall_seconds);
         cpus.extend(cpu0.zip(cpu_seconds()).map(|(a, b)| b - a));
         if let Some(first) = &out {
@@ -487,6 +491,8 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
             "wall_seconds_median": median,
             "cpu_seconds": cpu,
             "events_per_second": sm.events as f64 / fastest,
+            "hops": hops,
+            "hops_per_second": hops as f64 / fastest,
             "peak_rss_mb": rss,
             "max_fct_us": sm.max_fct_us,
             "ideal_fct_us": ideal_us,
@@ -504,9 +510,10 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
         println!("{} runs: fastest {fastest:.2} s, median {median:.2} s", b.repeat);
     }
     println!(
-        "wall {:.2} s  events/s {:.2} M  peak RSS {:.1} MB  max FCT {:.1} us = {:.3} x ideal ({:.1} us)",
+        "wall {:.2} s  events/s {:.2} M  hops/s {:.2} M  peak RSS {:.1} MB  max FCT {:.1} us = {:.3} x ideal ({:.1} us)",
         fastest,
         sm.events as f64 / fastest / 1e6,
+        hops as f64 / fastest / 1e6,
         rss.unwrap_or(f64::NAN),
         sm.max_fct_us,
         sm.max_fct_us / ideal_us,
