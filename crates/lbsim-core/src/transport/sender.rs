@@ -109,7 +109,8 @@ pub struct Sender {
     pub recovery: Recovery,
     /// `rtx` is kept in sequence order (`transport.rtx_order = "seq"`), else in loss order.
     rtx_by_seq: bool,
-    /// `inflight_drift` is not zero (`transport.rts_in_flight = false`).
+    /// `inflight_drift` is not zero (`transport.rts_in_flight = false`): a
+    /// copy on this line, so the window check reads the drift only when there is one.
     pub(super) drifted: bool,
     pub npkts: u32,
     next_new: u32,
