@@ -128,6 +128,28 @@ impl Event {
     }
 }
 
+/// An event as the engine's prefetch sees it: the port a transmission's
+/// end or a link's delivery happens at, or something else. Decoded from
+/// the order key without building the whole `Event`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortEvent {
+    TxDone(u32),
+    LinkDeliver(u32),
+    Other,
+}
+
+impl PortEvent {
+    #[inline(always)]
+    fn of_key(key: u64) -> PortEvent {
+        // The classes of `Event::identity`.
+        match key >> 60 {
+            2 => PortEvent::TxDone((key >> 8) as u32),
+            3 => PortEvent::LinkDeliver((key >> 8) as u32),
+            _ => PortEvent::Other,
+        }
+    }
+}
+
 /// Pending events: a monotone radix heap over times, plus the events of
 /// the current instant sorted by their order keys.
 ///
@@ -240,12 +262,13 @@ impl EventQueue {
         Some((SimTime(self.last), Event::from_key(key)))
     }
 
-    /// The next `N` events of the current instant, as far as it has them:
-    /// the engine prefetches their state while the current one runs.
+    /// The next `N` events of the current instant, as far as it has them,
+    /// seen as far as the engine's prefetch needs (`PortEvent`): it asks
+    /// the cache for their state while the current one runs.
     #[inline(always)]
-    pub fn peek_in_instant<const N: usize>(&self) -> [Option<Event>; N] {
+    pub fn peek_in_instant<const N: usize>(&self) -> [PortEvent; N] {
         let ahead = &self.instant[self.head..];
-        std::array::from_fn(|i| ahead.get(i).map(|&key| Event::from_key(key)))
+        std::array::from_fn(|i| ahead.get(i).map_or(PortEvent::Other, |&key| PortEvent::of_key(key)))
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
@@ -325,17 +348,26 @@ mod tests {
                 );
             }
             q.push(SimTime(20), Event::SampleTick);
+            q.push(SimTime(9), Event::LinkDeliver { port: 5 });
+            q.push(SimTime(9), Event::FlowStart { flow: 5 });
             let mut popped = Vec::new();
             let mut peeked = Vec::new();
             while q.peek_time() == Some(SimTime(9)) {
                 peeked.push(q.peek_in_instant::<3>());
                 popped.push(q.pop().expect("pending").1);
             }
+            let seen = |e: Option<Event>| match e {
+                Some(Event::TxDone { port }) => PortEvent::TxDone(port),
+                Some(Event::LinkDeliver { port }) => PortEvent::LinkDeliver(port),
+                _ => PortEvent::Other,
+            };
             for (i, ahead) in peeked.iter().enumerate() {
                 for (k, &e) in ahead.iter().enumerate() {
-                    assert_eq!(e, popped.get(i + k).copied(), "with {n} events, {k} ahead");
+                    assert_eq!(e, seen(popped.get(i + k).copied()), "with {n} events, {k} ahead");
                 }
             }
+            assert_eq!(peeked[n as usize][0], PortEvent::LinkDeliver(5));
+            assert_eq!(peeked[n as usize][1], PortEvent::Other, "a new flow");
         }
     }
 

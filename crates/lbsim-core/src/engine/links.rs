@@ -24,6 +24,16 @@ use crate::net::{Decision, Network, Node, PortFault, PortId, Queue};
 use crate::packet::{Packet, PacketId, PacketKind};
 use crate::time::SimTime;
 
+/// What `cut_through` did with a hashed packet reaching a switch.
+enum Through {
+    /// It went straight onto its egress port's line.
+    Passed,
+    /// Nothing yet: it joins this egress port's queue (routing chose it).
+    Queue(PortId),
+    /// Nothing: the switch's general forwarding takes it (egress hooks, no route).
+    General,
+}
+
 impl Simulation {
     /// Put a packet into a port's queue. `ingress` is the link it arrived
     /// over (its `reverse` leads back upstream); None for a packet the node made.
@@ -281,11 +291,22 @@ impl Simulation {
                     // (FatTreeSwitch::_pipe, 0 delay), which counts as a cable entry.
                     ber.count(&pkt, self.now);
                 }
-                if pkt.routed_by_hash() && self.cut_through(sw, &pkt) {
-                    return;
+                let through = match pkt.routed_by_hash() {
+                    true => self.cut_through(sw, &pkt),
+                    false => Through::General,
+                };
+                match through {
+                    Through::Passed => {}
+                    // `switch_receive` would route it again to the same port.
+                    Through::Queue(out) => {
+                        let id = self.pool.put(pkt);
+                        self.enqueue(out, id, Some(port_id));
+                    }
+                    Through::General => {
+                        let id = self.pool.put(pkt);
+                        self.switch_receive(sw, port_id, id)
+                    }
                 }
-                let id = self.pool.put(pkt);
-                self.switch_receive(sw, port_id, id)
             }
             Node::Host(h) => {
                 let id = self.pool.put(pkt);
@@ -298,28 +319,29 @@ impl Simulation {
     /// idle with an empty queue goes straight from one link to the next,
     /// with exactly the effects of `switch_receive` (which would route it,
     /// pool it, queue it and take it out again at once), but none of their
-    /// memory traffic. False: nothing done, take the general way.
+    /// memory traffic. Otherwise nothing is done: the packet joins the queue
+    /// of the egress port it was routed to, or takes the general way.
     #[inline(always)]
-    fn cut_through(&mut self, sw: u32, pkt: &Packet) -> bool {
+    fn cut_through(&mut self, sw: u32, pkt: &Packet) -> Through {
         if self.net.policies.has_egress_hooks() {
-            return false;
+            return Through::General;
         }
         let Some(out) = self.net.route_hashed(sw, pkt) else {
-            return false;
+            return Through::General; // `switch_receive` drops it
         };
         self.catch_up(out, self.now);
         let port = &mut self.net.ports[out as usize];
         if !port.up || port.paused != 0 || port.busy_until > self.now {
-            return false;
+            return Through::Queue(out);
         }
         let Queue::TwoClass(q) = &mut port.queue else {
-            return false;
+            return Through::Queue(out);
         };
         if !q.pass_through(pkt) {
-            return false;
+            return Through::Queue(out);
         }
         self.put_on_wire(out, *pkt, pkt.size, self.now);
-        true
+        Through::Passed
     }
 
     /// A switch forwards a packet that arrived over link `ingress`.

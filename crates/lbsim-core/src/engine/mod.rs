@@ -25,13 +25,13 @@ mod report;
 mod sending;
 
 use crate::cc::ReceiverCc;
-use crate::event::{Event, EventQueue};
+use crate::event::{Event, EventQueue, PortEvent};
 use crate::failure::bit_errors::{BitErrors, Site};
 use crate::failure::FailurePlan;
 use crate::lb::{AgentOut, HostAgent};
 use crate::metrics::Counters;
 use crate::net::queue::PfcSignal;
-use crate::net::{Network, Node, PolicyOut, Port, PortId, Queue};
+use crate::net::{Network, Node, PolicyOut, Port, Queue};
 use crate::observe::Observer;
 use crate::packet::PacketPool;
 use crate::scenario::{FctEnd, Release};
@@ -181,8 +181,6 @@ pub struct Simulation {
     lines_decided: bool,
     /// It made the switch ports' lines lazy.
     lazy: bool,
-    /// (link, its next packet's egress port), as `prefetch` last routed ahead.
-    egress_hint: std::cell::Cell<(PortId, PortId)>,
     line_mode: LineMode,
     /// Report each port's totals at the end (`observe.port_totals`).
     port_totals: bool,
@@ -236,7 +234,6 @@ impl Simulation {
             pfc_watch: None,
             lines_decided: false,
             lazy: false,
-            egress_hint: std::cell::Cell::new((PortId::MAX, PortId::MAX)),
             line_mode: LineMode::Auto,
             port_totals: false,
         }
@@ -462,9 +459,9 @@ impl Simulation {
         use crate::cache::prefetch;
         let [next, second, third, fourth] = self.events.peek_in_instant();
         let (ports, hosts) = (&self.net.ports, &self.net.hosts);
-        let port = |e: Option<Event>| match e {
-            Some(Event::TxDone { port } | Event::LinkDeliver { port }) => ports.get(port as usize),
-            _ => None,
+        let port = |e: PortEvent| match e {
+            PortEvent::TxDone(port) | PortEvent::LinkDeliver(port) => ports.get(port as usize),
+            PortEvent::Other => None,
         };
         let nic_host = |p: &Port| match p.from {
             Node::Host(h) => hosts.get(h as usize),
@@ -472,18 +469,18 @@ impl Simulation {
         };
         // 1: a delivery reads the port's first lines, a transmission all but its cold tail.
         match (fourth, port(fourth)) {
-            (Some(Event::LinkDeliver { .. }), Some(p)) => p.prefetch_for_delivery(),
+            (PortEvent::LinkDeliver(_), Some(p)) => p.prefetch_for_delivery(),
             (_, Some(p)) => p.prefetch_for_sending(),
             _ => {}
         }
         // 2
         match (third, port(third)) {
-            (Some(Event::LinkDeliver { .. }), Some(p)) => {
+            (PortEvent::LinkDeliver(_), Some(p)) => {
                 if let Some(head) = p.wire.front() {
                     prefetch(head);
                 }
             }
-            (Some(Event::TxDone { .. }), Some(p)) => {
+            (PortEvent::TxDone(_), Some(p)) => {
                 if let Some(head) = queue_head(p) {
                     prefetch(head);
                 }
@@ -495,7 +492,7 @@ impl Simulation {
         }
         // 3
         match (second, port(second)) {
-            (Some(Event::LinkDeliver { .. }), Some(p)) => match (p.to, p.wire.front()) {
+            (PortEvent::LinkDeliver(_), Some(p)) => match (p.to, p.wire.front()) {
                 (Node::Host(_), Some((_, pkt))) => {
                     if let Some(f) = self.flows.get(pkt.flow as usize) {
                         f.prefetch_for(pkt.kind);
@@ -503,16 +500,13 @@ impl Simulation {
                 }
                 // Hashed routes only: a switch policy's choice may have effects.
                 (Node::Switch(sw), Some((_, pkt))) if pkt.routed_by_hash() => {
-                    if let Some(o) = self.net.route_hashed(sw, pkt) {
-                        if let (Some(out), Some(Event::LinkDeliver { port })) = (ports.get(o as usize), second) {
-                            out.prefetch_for_sending();
-                            self.egress_hint.set((port, o));
-                        }
+                    if let Some(out) = self.net.route_hashed(sw, pkt).and_then(|o| ports.get(o as usize)) {
+                        out.prefetch_for_sending();
                     }
                 }
                 _ => {}
             },
-            (Some(Event::TxDone { .. }), Some(p)) => {
+            (PortEvent::TxDone(_), Some(p)) => {
                 if let Some(&(id, _)) = queue_head(p) {
                     self.pool.prefetch(id);
                 }
@@ -524,27 +518,14 @@ impl Simulation {
         }
         // 4
         match (next, port(next)) {
-            (Some(Event::LinkDeliver { .. }), Some(p)) => match (p.to, p.wire.front()) {
-                (Node::Host(_), Some((_, pkt))) => {
+            (PortEvent::LinkDeliver(_), Some(p)) => {
+                if let (Node::Host(_), Some((_, pkt))) = (p.to, p.wire.front()) {
                     if let Some(f) = self.flows.get(pkt.flow as usize) {
                         f.prefetch_packet_state(pkt);
                     }
                 }
-                // The arrival catches its egress line up (`cut_through`): a lazy one starts its
-                // queue's head, whose pooled packet no event has asked the cache for. The egress
-                // is the one step 3 found an event ago.
-                (Node::Switch(_), Some(_)) if self.lazy => {
-                    let (from, out) = self.egress_hint.get();
-                    let out = ports
-                        .get(out as usize)
-                        .filter(|_| matches!(next, Some(Event::LinkDeliver { port }) if port == from));
-                    if let Some(&(id, _)) = out.and_then(queue_head) {
-                        self.pool.prefetch(id);
-                    }
-                }
-                _ => {}
-            },
-            (Some(Event::TxDone { .. }), Some(p)) if queue_head(p).is_none() => {
+            }
+            (PortEvent::TxDone(_), Some(p)) if queue_head(p).is_none() => {
                 let flow = nic_host(p)
                     .and_then(|h| h.ready.front())
                     .and_then(|&f| self.flows.get(f as usize));
