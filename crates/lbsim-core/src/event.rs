@@ -171,7 +171,8 @@ impl PortEvent {
 /// per run. (A timing wheel of 512 ps slots instead of the radix heap cut
 /// a tenth more but was slower: its slots' buffers grew to 16 MB.)
 pub struct EventQueue {
-    buckets: Vec<Vec<(u64, u64)>>,
+    /// An array, not a vector: `bucket_of` is at most 64, so indexing needs no bounds check.
+    buckets: Box<[Vec<(u64, u64)>; 65]>,
     /// The last instant taken out of the radix heap.
     last: u64,
     /// The current instant's order keys, ascending; those before `head` have run.
@@ -183,7 +184,7 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            buckets: (0..65).map(|_| Vec::new()).collect(),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             last: 0,
             instant: Vec::new(),
             head: 0,
