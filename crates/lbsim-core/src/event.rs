@@ -61,6 +61,10 @@ pub enum Event {
     LbAgent { host: u32 },
 }
 
+/// The classes (order keys' top 4 bits) of the events the prefetch looks at.
+const TX_DONE: u64 = 2;
+const LINK_DELIVER: u64 = 3;
+
 impl Event {
     /// Class (4 bits) | tie-break (20 bits) | entity id (32 bits) | flag (8
     /// bits): a total order on the events of one instant that does not
@@ -78,8 +82,8 @@ impl Event {
         let (class, id, flag): (u64, u32, u8) = match self {
             Event::Failure { idx, begin } => (0, idx, begin as u8),
             Event::RouteUpdate { port, down } => (1, port, down as u8),
-            Event::TxDone { port } => (2, port, 0),
-            Event::LinkDeliver { port } => (3, port, 0),
+            Event::TxDone { port } => (TX_DONE, port, 0),
+            Event::LinkDeliver { port } => (LINK_DELIVER, port, 0),
             Event::SwitchTimer { switch, policy } => (4, switch, policy),
             Event::FlowTimer { flow } => (5, flow, 0),
             Event::AckFlush { flow } => (6, flow, 0),
@@ -108,8 +112,8 @@ impl Event {
                 port: id,
                 down: flag != 0,
             },
-            2 => Event::TxDone { port: id },
-            3 => Event::LinkDeliver { port: id },
+            TX_DONE => Event::TxDone { port: id },
+            LINK_DELIVER => Event::LinkDeliver { port: id },
             4 => Event::SwitchTimer {
                 switch: id,
                 policy: flag,
@@ -141,10 +145,9 @@ pub enum PortEvent {
 impl PortEvent {
     #[inline(always)]
     fn of_key(key: u64) -> PortEvent {
-        // The classes of `Event::identity`.
         match key >> 60 {
-            2 => PortEvent::TxDone((key >> 8) as u32),
-            3 => PortEvent::LinkDeliver((key >> 8) as u32),
+            TX_DONE => PortEvent::TxDone((key >> 8) as u32),
+            LINK_DELIVER => PortEvent::LinkDeliver((key >> 8) as u32),
             _ => PortEvent::Other,
         }
     }
