@@ -1,8 +1,9 @@
 //! The regression anchors of docs/validation.md: lbsim's own 128-host 8 MiB
 //! permutations on the REPS artifact's tree (`scenarios/reps/`), healthy and
 //! with one ToR uplink dead, and Fig. 19's 32-host run as the artifact runs
-//! it, whose numbers the validation page records next to the artifact's. lbsim is deterministic, so these move only when a change
-//! means them to; such a change updates this table and the page together.
+//! it, whose numbers the validation page records next to the artifact's.
+//! lbsim is deterministic, so these move only when a change means them to;
+//! such a change updates this table and the page together.
 
 mod common;
 use common::run_ok;

@@ -30,7 +30,8 @@ enum Through {
     Passed,
     /// Nothing yet: it joins this egress port's queue (routing chose it).
     Queue(PortId),
-    /// Nothing: the switch's general forwarding takes it (egress hooks, no route).
+    /// Nothing: the switch's general forwarding takes it (a switch policy's
+    /// route class, egress hooks, no route).
     General,
 }
 
@@ -291,9 +292,10 @@ impl Simulation {
                     // (FatTreeSwitch::_pipe, 0 delay), which counts as a cable entry.
                     ber.count(&pkt, self.now);
                 }
-                let through = match pkt.routed_by_hash() {
-                    true => self.cut_through(sw, &pkt),
-                    false => Through::General,
+                let through = if pkt.routed_by_hash() {
+                    self.cut_through(sw, &pkt)
+                } else {
+                    Through::General
                 };
                 match through {
                     Through::Passed => {}

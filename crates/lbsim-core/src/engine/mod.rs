@@ -179,8 +179,6 @@ pub struct Simulation {
     pfc_watch: Option<(SimTime, u64)>,
     /// `decide_lazy_lines` has run.
     lines_decided: bool,
-    /// It made the switch ports' lines lazy.
-    lazy: bool,
     line_mode: LineMode,
     /// Report each port's totals at the end (`observe.port_totals`).
     port_totals: bool,
@@ -233,7 +231,6 @@ impl Simulation {
             halt: None,
             pfc_watch: None,
             lines_decided: false,
-            lazy: false,
             line_mode: LineMode::Auto,
             port_totals: false,
         }
@@ -247,7 +244,7 @@ impl Simulation {
 
     /// Whether the switch ports' lines are lazy (known once the run has started).
     pub fn lazy_lines(&self) -> bool {
-        self.lazy
+        self.net.ports.iter().any(|p| p.lazy_line)
     }
 
     /// Which switch ports go without `TxDone` events (`Port::lazy_line`):
@@ -276,7 +273,6 @@ impl Simulation {
         for port in &mut self.net.ports {
             port.lazy_line = lazy && matches!(port.from, Node::Switch(_));
         }
-        self.lazy = lazy;
     }
 
     /// Failures to play out, and routing's delay in following them.
