@@ -83,9 +83,9 @@ fn memory(text: &str) -> Result<u64, String> {
 /// How the switch ports schedule transmissions (`lbsim_core::LineMode`; results are the same).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Lines {
-    /// Lazy lines on networks of up to 6144 switch ports, TxDone events beyond.
+    /// Lazy lines on networks of up to 6144 switch ports (NICs too up to 1024 hosts), TxDone events beyond.
     Auto,
-    /// No TxDone events at switch ports: a line starts its next packet when it is next looked at.
+    /// No TxDone events at switch ports or NICs: a line starts its next packet when it is next looked at.
     Lazy,
     /// A TxDone event for every transmission something waits behind.
     Eager,

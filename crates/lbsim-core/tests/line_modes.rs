@@ -103,6 +103,24 @@ fn sampled_queues_and_failures_at_line_instants_are_the_same() {
     );
 }
 
+/// Host NICs have lazy lines too: a flow's timer, an ACK or a new flow
+/// first brings its NIC up to date. Black-holed uplinks make every flow
+/// time out again and again (the timeout RTS asks whether the NIC is
+/// free), with websearch flows starting while others run.
+#[test]
+fn timeouts_and_flow_starts_at_lazy_nics_are_the_same() {
+    let dir = std::env::temp_dir();
+    let toml =
+        "stop_at = \"2ms\"\npreset = \"reps_artifact\"\n[topology]\nhosts = 32\nradix = 8\n[lb]\nkind = \"ops\"\n\
+                [routing]\nconvergence = \"never\"\n\
+                [workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.6\nduration = \"100us\"\n\
+                [[failures]]\nlinks = \"tor_uplinks\"\nof = \"t0_0\"\nfraction = 0.5\nat = \"0us\"\n";
+    let s = Scenario::from_toml(toml).unwrap();
+    let (eager, _) = run(&s, &dir, LineMode::Eager);
+    assert!(eager.counters.timeouts > 0, "no flow timed out");
+    assert!(assert_same_both_ways("timeouts", &s, &dir), "the run had lazy lines");
+}
+
 #[test]
 fn auto_chooses_lazy_lines_on_small_networks_only_where_allowed() {
     let load = |name: &str| {

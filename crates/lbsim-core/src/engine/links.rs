@@ -16,6 +16,12 @@
 //!   delivery of the packet on it, which comes after the next start, so
 //!   every start is made before anything could have seen it. Busy switch
 //!   ports then cost one event per packet instead of two.
+//! - A NIC's line can be lazy the same way: what it sends next depends on
+//!   its host's state, which only that host's events change, and each of
+//!   them (a packet reaching the host, a flow's start or timer) first
+//!   brings the NIC up to date (`catch_up_nic`), as a `TxDone` of the same
+//!   instant would have run before them. A lazy NIC pulls its next data
+//!   packet as of the time its line freed (`host_pull`'s `at`).
 
 use super::Simulation;
 use crate::event::Event;
@@ -118,15 +124,37 @@ impl Simulation {
     /// freed starts then, as a `TxDone` at that time would have started it.
     /// `until` is the present, or just before it for what runs before a
     /// `TxDone` of the same instant would (failures: `catch_up_before_now`).
-    #[inline]
+    #[inline(always)] // three times per switch hop; a call costs more than the loop
     pub(super) fn catch_up(&mut self, port_id: PortId, until: SimTime) {
         loop {
             let port = &self.net.ports[port_id as usize];
-            if !port.lazy_line || port.busy_until > until || port.queue.is_empty() {
+            if !port.lazy_line || port.busy_until > until {
+                return;
+            }
+            if let Node::Host(_) = port.from {
+                return self.catch_up_nic_line(port_id, until);
+            }
+            if port.queue.is_empty() {
                 return;
             }
             let free_at = port.busy_until;
             self.start_tx(port_id, free_at);
+        }
+    }
+
+    /// `catch_up` at a NIC, where the next packet may also come from a ready flow.
+    #[inline(never)]
+    fn catch_up_nic_line(&mut self, port_id: PortId, until: SimTime) {
+        loop {
+            let port = &self.net.ports[port_id as usize];
+            if port.busy_until > until || !self.has_waiting(port_id) {
+                return;
+            }
+            let free_at = port.busy_until;
+            self.start_tx(port_id, free_at);
+            if self.net.ports[port_id as usize].busy_until == free_at {
+                return; // its ready flows had nothing to send after all
+            }
         }
     }
 
@@ -159,7 +187,7 @@ impl Simulation {
     /// The next packet for a free line: the queue's choice, else (at a host
     /// NIC) a data packet pulled from the next ready flow.
     #[inline]
-    fn next_to_send(&mut self, port_id: PortId) -> Option<(PacketId, u32)> {
+    fn next_to_send(&mut self, port_id: PortId, at: SimTime) -> Option<(PacketId, u32)> {
         let Network { ports, buffers, .. } = &mut self.net;
         let port = &mut ports[port_id as usize];
         let (from, paused) = (port.from, port.paused);
@@ -170,7 +198,7 @@ impl Simulation {
                 return Some((d.id, d.size));
             }
             return match from {
-                Node::Host(h) => self.host_pull(h),
+                Node::Host(h) => self.host_pull(h, at),
                 Node::Switch(_) => None,
             };
         }
@@ -194,7 +222,7 @@ impl Simulation {
         }
         match from {
             // A NIC whose data classes are paused sends only its control packets.
-            Node::Host(h) if paused & !1 == 0 => self.host_pull(h),
+            Node::Host(h) if paused & !1 == 0 => self.host_pull(h, at),
             Node::Host(_) | Node::Switch(_) => None,
         }
     }
@@ -204,7 +232,7 @@ impl Simulation {
     /// link's FIFO at once with its arrival time (end of serialization plus latency).
     fn start_tx(&mut self, port_id: PortId, at: SimTime) {
         loop {
-            let Some((id, mut size)) = self.next_to_send(port_id) else {
+            let Some((id, mut size)) = self.next_to_send(port_id, at) else {
                 return;
             };
             let port = &mut self.net.ports[port_id as usize];

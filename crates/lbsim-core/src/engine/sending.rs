@@ -13,6 +13,7 @@ use crate::time::SimTime;
 
 impl Simulation {
     pub(super) fn on_flow_start(&mut self, flow: u32) {
+        self.catch_up_nic(self.flows[flow as usize].spec.src);
         let f = &mut self.flows[flow as usize];
         f.start();
         f.started_at = self.now;
@@ -89,6 +90,7 @@ impl Simulation {
     }
 
     pub(super) fn on_flow_timer(&mut self, flow: u32) {
+        self.catch_up_nic(self.flows[flow as usize].spec.src);
         let now = self.now;
         let f = &mut self.flows[flow as usize];
         f.timer_pending = false;

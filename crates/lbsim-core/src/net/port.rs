@@ -78,7 +78,8 @@ pub struct Port {
     pub(crate) counts_entries: bool,
     /// The line starts its next packet when the port is next looked at
     /// (`Simulation::catch_up`), not at a `TxDone` event: a switch port whose
-    /// sending depends only on its own queue (see `Simulation::decide_lazy_lines`).
+    /// sending depends only on its own queue, or a NIC whose sending depends
+    /// only on its host (see `Simulation::decide_lazy_lines`).
     pub(crate) lazy_line: bool,
     /// Loss on a link that is up (random or every nth packet).
     pub(crate) fault: PortFault,

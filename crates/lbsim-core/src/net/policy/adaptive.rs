@@ -350,8 +350,8 @@ mod tests {
         set_backlog(&mut n, up[first], 4096);
         let second = pick(&n, &mut a, tor, &up, 31, SimTime::ZERO);
         assert_ne!(second, first, "the next in the order once the first is longer");
-        for j in 0..4 {
-            set_backlog(&mut n, up[j], if j == first { 8192 } else { 100 });
+        for (j, &p) in up.iter().enumerate() {
+            set_backlog(&mut n, p, if j == first { 8192 } else { 100 });
         }
         set_backlog(&mut n, up[(first + 3) % 4], 50);
         assert_eq!(
