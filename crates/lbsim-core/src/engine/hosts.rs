@@ -26,7 +26,7 @@ impl Simulation {
     /// Bring a host's lazy NIC line up to now before anything changes what
     /// it would have sent (a `TxDone` of this instant would have run first).
     /// (One predictable branch where NICs are eager: the NIC's line is not read.)
-    #[inline]
+    #[inline(always)]
     pub(super) fn catch_up_nic(&mut self, host: u32) {
         if self.lazy_nics {
             let nic = self.net.hosts[host as usize].nic;

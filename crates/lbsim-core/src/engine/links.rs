@@ -44,6 +44,7 @@ enum Through {
 impl Simulation {
     /// Put a packet into a port's queue. `ingress` is the link it arrived
     /// over (its `reverse` leads back upstream); None for a packet the node made.
+    #[inline(always)]
     pub(super) fn enqueue(&mut self, port_id: PortId, id: PacketId, ingress: Option<PortId>) {
         self.catch_up(port_id, self.now);
         let port = &mut self.net.ports[port_id as usize];
@@ -108,7 +109,7 @@ impl Simulation {
     /// Something may be waiting at a port: transmit now if the line is
     /// free, otherwise make sure a TxDone event will come when it frees
     /// (a lazy line needs none: it is caught up when next looked at).
-    #[inline]
+    #[inline(always)]
     pub(super) fn kick(&mut self, port_id: PortId) {
         let port = &self.net.ports[port_id as usize];
         if port.busy_until > self.now {

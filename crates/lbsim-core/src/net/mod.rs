@@ -130,7 +130,7 @@ impl Network {
 
     /// Where a packet goes by its hash: down if below, else ECMP over the
     /// uplinks routing believes reach the destination (None: none does).
-    #[inline]
+    #[inline(always)]
     pub fn route_hashed(&self, sw: u32, pkt: &Packet) -> Option<PortId> {
         let f = &self.forwarding[sw as usize];
         if !f.fast {
