@@ -1,4 +1,4 @@
-//! Lazy lines (`LineMode::Lazy`: switch ports without `TxDone` events, each
+//! Lazy lines (`LineMode::Lazy`: switch ports and NICs without `TxDone` events, each
 //! line brought up to date when it is next looked at) change how the engine
 //! schedules, never what happens: every golden scenario, and runs that sample
 //! queues or fail links at the instant a line frees, give the same flow
@@ -10,7 +10,7 @@ use lbsim_core::build::{build_with, Limits};
 use lbsim_core::{metrics, run_built, LineMode, RunOutput, Scenario};
 use std::path::Path;
 
-/// Run `s` with the switch ports' lines as `mode` says: the output, and
+/// Run `s` with the lines as `mode` says: the output, and
 /// each port's bytes and packets sent.
 fn run(s: &Scenario, dir: &Path, mode: LineMode) -> (RunOutput, Vec<(u64, u64)>) {
     let (mut sim, estimate) = build_with(s, Some(dir), &Limits::default()).unwrap();
@@ -104,9 +104,9 @@ fn sampled_queues_and_failures_at_line_instants_are_the_same() {
 }
 
 /// Host NICs have lazy lines too: a flow's timer, an ACK or a new flow
-/// first brings its NIC up to date. Black-holed uplinks make every flow
-/// time out again and again (the timeout RTS asks whether the NIC is
-/// free), with websearch flows starting while others run.
+/// first brings its NIC up to date. Black-holed uplinks make flows time
+/// out again and again (the timeout RTS asks whether the NIC is free),
+/// with websearch flows starting while others run.
 #[test]
 fn timeouts_and_flow_starts_at_lazy_nics_are_the_same() {
     let dir = std::env::temp_dir();

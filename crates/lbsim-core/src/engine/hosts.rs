@@ -56,11 +56,11 @@ impl Simulation {
                 continue;
             }
             let now = at;
-            if let Some(at) = self.params.paced.then(|| f.cc.paced_until(now)).flatten() {
+            if let Some(wake) = self.params.paced.then(|| f.cc.paced_until(now)).flatten() {
                 // Rate-paced (DCQCN): wake the flow when it may go.
-                if at < f.pace_at {
-                    f.pace_at = at;
-                    self.events.push(at, Event::FlowPace { flow: fid });
+                if wake < f.pace_at {
+                    f.pace_at = wake;
+                    self.events.push(wake, Event::FlowPace { flow: fid });
                 }
                 continue;
             }
