@@ -80,7 +80,7 @@ fn memory(text: &str) -> Result<u64, String> {
     }
 }
 
-/// How the switch ports schedule transmissions (`lbsim_core::LineMode`; results are the same).
+/// How switch ports and NICs schedule transmissions (`lbsim_core::LineMode`; results are the same).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Lines {
     /// Lazy lines on networks of up to 6144 switch ports (NICs too up to 1024 hosts), TxDone events beyond.

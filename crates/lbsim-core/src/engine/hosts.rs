@@ -55,8 +55,7 @@ impl Simulation {
             if !f.can_send() {
                 continue;
             }
-            let now = at;
-            if let Some(wake) = self.params.paced.then(|| f.cc.paced_until(now)).flatten() {
+            if let Some(wake) = self.params.paced.then(|| f.cc.paced_until(at)).flatten() {
                 // Rate-paced (DCQCN): wake the flow when it may go.
                 if wake < f.pace_at {
                     f.pace_at = wake;
@@ -64,7 +63,7 @@ impl Simulation {
                 }
                 continue;
             }
-            let (pkt, rtx) = f.next_packet(fid, now, self.params.transport.ack_request);
+            let (pkt, rtx) = f.next_packet(fid, at, self.params.transport.ack_request);
             let arm_timer = !f.timer_pending;
             f.timer_pending = true;
             if f.can_send() {
@@ -72,8 +71,8 @@ impl Simulation {
                 self.net.hosts[host as usize].ready.push_back(fid);
             }
             if arm_timer {
-                let at = f.tx.timer_due(now + self.params.transport.rto);
-                self.events.push(at, Event::FlowTimer { flow: fid });
+                let due = f.tx.timer_due(at + self.params.transport.rto);
+                self.events.push(due, Event::FlowTimer { flow: fid });
             }
             self.counters.packets_sent += 1;
             self.counters.data_sent += 1;
