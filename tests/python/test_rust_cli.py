@@ -42,6 +42,8 @@ def run(exe: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedP
         (["bench", "--repeat", "0"], "--repeat"),
         # 4096 hosts do not fit 2 tiers of radix 64 (64 ToRs x 32 hosts): the core names the key.
         (["bench", "--hosts", "4096", "--tiers", "2"], "topology.hosts"),
+        (["bench", "--hosts", "32", "--radix", "1"], "topology.radix"),
+        (["bench", "--hosts", "32", "--radix", "lots"], "--radix"),
     ],
 )
 def test_errors_exit_2_with_one_line(lbsim_cli: Path, tmp_path: Path, args: list[str], named: str) -> None:
@@ -122,6 +124,21 @@ def test_bench_tiers_and_repeats(lbsim_cli: Path) -> None:
     assert r["events_per_second"] == pytest.approx(r["events"] / r["wall_seconds"], rel=1e-9)
     single = json.loads(run(lbsim_cli, "bench", "--json", "--hosts", "64", "--size", "64KiB").stdout)
     assert (single["events"], single["max_fct_us"]) == (r["events"], r["max_fct_us"])
+
+
+def test_bench_radix_decides_the_tiers(lbsim_cli: Path) -> None:
+    """``--radix k`` builds the tree of k-port switches, and 2 tiers hold k^2/2 hosts: 128 hosts
+    fit 2 tiers of radix 16 (16 ToRs of 8) but need 3 of radix 8; the 3-tier packet crosses 6
+    links instead of 4, so its ideal completion time is 1.5 times as long."""
+    runs = {}
+    for radix in ("16", "8"):
+        p = run(lbsim_cli, "bench", "--json", "--hosts", "128", "--size", "4KiB", "--radix", radix)
+        assert p.returncode == 0, p.stderr
+        runs[radix] = json.loads(p.stdout)
+    assert [(r["radix"], r["tiers"]) for r in runs.values()] == [(16, 2), (8, 3)]
+    assert runs["8"]["ideal_fct_us"] == pytest.approx(1.5 * runs["16"]["ideal_fct_us"], rel=0.01)
+    # Each hop puts every packet on one more link: 128 hosts' packets and their ACKs.
+    assert runs["8"]["hops"] > runs["16"]["hops"]
 
 
 def test_results_do_not_depend_on_huge_pages(lbsim_cli: Path) -> None:

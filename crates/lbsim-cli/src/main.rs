@@ -3,8 +3,8 @@
 //!   lbsim-cli run FILE [--set key=value]... [--out DIR] [--max-memory SIZE]
 //!   lbsim-cli validate FILE [--set key=value]... [--max-memory SIZE]
 //!   lbsim-cli flow-level FILE [--set key=value]... [--out DIR]
-//!   lbsim-cli bench [--case reps|rdma|flow-level] [--hosts N] [--tiers 2|3] [--lb KIND] [--size SIZE]
-//!                   [--flows N] [--repeat N] [--lines auto|lazy|eager] [--json]
+//!   lbsim-cli bench [--case reps|rdma|flow-level] [--hosts N] [--tiers 2|3] [--radix K] [--lb KIND]
+//!                   [--size SIZE] [--flows N] [--repeat N] [--lines auto|lazy|eager] [--json]
 //!
 //! Errors (bad arguments, an unreadable file, an invalid scenario, a results
 //! directory that cannot be written, a run estimated to need more memory than
@@ -56,7 +56,8 @@ enum Command {
         #[command(flatten)]
         scenario: ScenarioArgs,
     },
-    /// Time the engine on the 400G permutation benchmark (artifact preset, radix 64; 2 tiers up to 2048 hosts, 3 beyond).
+    /// Time the engine on the 400G permutation benchmark (artifact preset, radix 64 unless --radix
+    /// says; 2 tiers up to 2048 hosts, 3 beyond).
     Bench(BenchArgs),
 }
 
@@ -94,12 +95,12 @@ enum Lines {
 /// The benchmark cases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BenchCase {
-    /// REPS world: a permutation on the 400G fat tree of radix 64 (artifact preset): 2 tiers
-    /// up to 2048 hosts, 3 tiers beyond (up to 65 536), or as --tiers says.
+    /// REPS world: a permutation on the 400G fat tree of radix 64 (artifact preset; or
+    /// --radix): 2 tiers up to 2048 hosts, 3 tiers beyond (up to 65 536), or as --tiers says.
     Reps,
     /// RDMA world: ConWeave's 128-host leaf-spine, PFC + Go-Back-N + DCQCN, AliStorage
     /// at 50 % load for 3 ms (preset rdma_lossless; --lb conweave for ConWeave's own
-    /// benchmark); --hosts and --size do not apply.
+    /// benchmark); --hosts, --tiers, --radix and --size do not apply.
     Rdma,
     /// Flow-level mode: --flows random host pairs (seeded) on a 3-tier fat tree of 16-port
     /// switches (up to 1024 hosts), ECMP by default; times placing the flows and their max-min rates.
@@ -113,9 +114,14 @@ struct BenchArgs {
     /// Hosts of the fat tree.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     hosts: u32,
-    /// Tiers of the reps case's fat tree (default: 2 when 2048 hosts or fewer, else 3).
+    /// Tiers of the reps case's fat tree (default: 2 when a 2-tier tree of the radix holds
+    /// the hosts, radix^2/2: 2048 at radix 64; else 3).
     #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u8).range(2..=3))]
     tiers: Option<u8>,
+    /// Ports per switch of the reps case's fat tree (topology.radix): 64 as in the REPS
+    /// artifact; 128 (51.2 Tb/s switches of 400G ports) holds 8192 hosts on 2 tiers.
+    #[arg(long, value_name = "K", default_value_t = 64)]
+    radix: u32,
     /// Load balancer (lb.kind); default reps, or ecmp for --case rdma.
     #[arg(long, value_name = "KIND")]
     lb: Option<String>,
@@ -414,16 +420,22 @@ fn bench_flow_level(b: &BenchArgs) -> Result<(), String> {
 /// arguments reach the scenario as overrides, so the core checks them and
 /// names the key.
 fn bench(b: &BenchArgs) -> Result<(), String> {
-    const BASE: &str = "preset = \"reps_artifact\"\n[topology]\nradix = 64\n[workload]\nkind = \"permutation\"\n";
+    const BASE: &str = "preset = \"reps_artifact\"\n[workload]\nkind = \"permutation\"\n";
     const RDMA: &str = "preset = \"rdma_lossless\"\n";
-    // A 2-tier tree of radix 64 holds 64 ToRs of 32 hosts.
-    let tiers = b.tiers.unwrap_or(if b.hosts <= 2048 { 2 } else { 3 });
+    // A 2-tier tree of radix k holds k ToRs of k/2 hosts (64 x 32 at radix 64).
+    let two_tier_hosts = u64::from(b.radix) * u64::from(b.radix) / 2;
+    let tiers = b
+        .tiers
+        .unwrap_or(if u64::from(b.hosts) <= two_tier_hosts { 2 } else { 3 });
     // The packet-level cases: their scenario, the default balancer and how the text output names them.
     let (base, default_lb, title) = match b.case {
         BenchCase::Reps => (
             BASE,
             "reps",
-            format!("{}-host {tiers}-tier 400G, {} permutation", b.hosts, b.size),
+            format!(
+                "{}-host {tiers}-tier radix-{} 400G, {} permutation",
+                b.hosts, b.radix, b.size
+            ),
         ),
         BenchCase::Rdma => (
             RDMA,
@@ -437,6 +449,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
     if b.case == BenchCase::Reps {
         overrides.push(("topology.hosts".to_string(), b.hosts.to_string()));
         overrides.push(("topology.tiers".to_string(), tiers.to_string()));
+        overrides.push(("topology.radix".to_string(), b.radix.to_string()));
         overrides.push(("workload.size".to_string(), b.size.clone()));
     }
     let s = Scenario::from_toml_with(base, &overrides).map_err(|e| e.to_string())?;
@@ -481,6 +494,7 @@ fn bench(b: &BenchArgs) -> Result<(), String> {
             "case": format!("{:?}", b.case).to_lowercase(),
             "hosts": s.topology.hosts,
             "tiers": s.topology.tiers,
+            "radix": s.topology.radix,
             "lb": lb,
             "size": b.size,
             "size_bytes": size_bytes,
