@@ -422,8 +422,9 @@ fn bench_flow_level(b: &BenchArgs) -> Result<(), String> {
 fn bench(b: &BenchArgs) -> Result<(), String> {
     const BASE: &str = "preset = \"reps_artifact\"\n[workload]\nkind = \"permutation\"\n";
     const RDMA: &str = "preset = \"rdma_lossless\"\n";
-    // A 2-tier tree of radix k holds k ToRs of k/2 hosts (64 x 32 at radix 64).
-    let two_tier_hosts = u64::from(b.radix) * u64::from(b.radix) / 2;
+    // A 2-tier tree of radix k holds k ToRs of k/2 hosts (64 x 32 at radix 64; the
+    // core's hosts per ToR at 1:1, rounded down for an odd k).
+    let two_tier_hosts = u64::from(b.radix) * u64::from(b.radix / 2);
     let tiers = b
         .tiers
         .unwrap_or(if u64::from(b.hosts) <= two_tier_hosts { 2 } else { 3 });
