@@ -68,7 +68,9 @@ def report(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     points = [json.loads(line) for line in Path(args.results).read_text().splitlines() if line.strip()]
-    points.sort(key=lambda p: (p["lb"], p["size_bytes"], p.get("radix", 64), p["hosts"]))
+    for p in points:
+        p.setdefault("radix", 64)  # files written before --radix existed hold radix-64 points
+    points.sort(key=lambda p: (p["lb"], p["size_bytes"], p["radix"], p["hosts"]))
     rows = [
         "| hosts | radix | tiers | message | balancer | lines | events | wall (s) | CPU (s) | events/s (M) "
         "| hops/s (M) | peak RSS (MB) | runs |",
@@ -76,7 +78,7 @@ def report(args: argparse.Namespace) -> int:
     ]
     for p in points:
         rows.append(
-            f"| {p['hosts']} | {p.get('radix', 64)} | {p['tiers']} | {p['size']} | {p['lb']} | {p['lines']} "
+            f"| {p['hosts']} | {p['radix']} | {p['tiers']} | {p['size']} | {p['lb']} | {p['lines']} "
             f"| {p['events']:,} | {p['wall_seconds']:.2f} | {p['cpu_seconds']:.2f} "
             f"| {p['events_per_second'] / 1e6:.2f} | {p['hops_per_second'] / 1e6:.2f} | {p['peak_rss_mb']:.0f} "
             f"| {p['repeat']} |"
@@ -85,7 +87,7 @@ def report(args: argparse.Namespace) -> int:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     series: dict[tuple, list] = {}
     for p in points:
-        series.setdefault((p["lb"], p["size"], p.get("radix", 64)), []).append(p)
+        series.setdefault((p["lb"], p["size"], p["radix"]), []).append(p)
     for (lb, size, radix), ps in sorted(series.items()):
         hosts = [p["hosts"] for p in ps]
         label = f"{lb} {size}" + ("" if radix == 64 else f", radix {radix}")

@@ -137,7 +137,7 @@ def test_bench_radix_decides_the_tiers(lbsim_cli: Path) -> None:
         runs[radix] = json.loads(p.stdout)
     assert [(r["radix"], r["tiers"]) for r in runs.values()] == [(16, 2), (8, 3)]
     assert runs["8"]["ideal_fct_us"] == pytest.approx(1.5 * runs["16"]["ideal_fct_us"], rel=0.01)
-    # Each hop puts every packet on one more link: 128 hosts' packets and their ACKs.
+    # A 3-tier path has two more links, so every packet and every ACK makes more hops.
     assert runs["8"]["hops"] > runs["16"]["hops"]
 
 
