@@ -2,7 +2,7 @@
 //!
 //!   lbsim-cli run FILE [--set key=value]... [--out DIR] [--max-memory SIZE]
 //!   lbsim-cli validate FILE [--set key=value]... [--max-memory SIZE]
-//!   lbsim-cli flow-level FILE [--set key=value]... [--out DIR]
+//!   lbsim-cli flow-level FILE [--set key=value]... [--out DIR] [--max-memory SIZE]
 //!   lbsim-cli bench [--case reps|rdma|flow-level] [--hosts N] [--tiers 2|3] [--radix K] [--lb KIND]
 //!                   [--size SIZE] [--flows N] [--repeat N] [--lines auto|lazy|eager] [--json]
 //!
@@ -42,7 +42,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
-    /// Flow-level mode: no packets; each flow on its ECMP/WCMP path at its max-min fair rate.
+    /// Flow-level mode: no packets; each flow on its ECMP/WCMP/FaCa path at its max-min fair rate
+    /// (message sizes do not apply).
     /// Writes scenario.toml, flows.csv, ports.csv and summary.json to DIR.
     FlowLevel {
         #[command(flatten)]
@@ -75,9 +76,11 @@ struct ScenarioArgs {
 }
 
 fn memory(text: &str) -> Result<u64, String> {
-    match lbsim_core::scenario::units::parse_amount(text)? {
-        lbsim_core::scenario::AmountValue::Bytes(b) if b > 0 => Ok(b),
-        _ => Err(format!("expected an amount of memory such as \"8GiB\", got \"{text}\"")),
+    match lbsim_core::scenario::units::parse_amount(text) {
+        Ok(lbsim_core::scenario::AmountValue::Bytes(b)) if b > 0 => Ok(b),
+        _ => Err(format!(
+            "expected an amount of memory such as \"8GiB\" (B, KiB, MiB, GiB, TiB, KB, MB, GB or TB), got \"{text}\""
+        )),
     }
 }
 
@@ -259,7 +262,10 @@ fn dispatch(cmd: Command) -> Result<(), String> {
                 PathBuf::from("results").join(format!("{}-flow-level", s.name.clone().unwrap_or("run".into())))
             });
             lbsim_core::check_output_dir(&dir)?;
-            let out = lbsim_core::flowlevel::run(&s, base.as_deref()).map_err(|e| e.to_string())?;
+            let limits = Limits {
+                max_memory: scenario.max_memory,
+            };
+            let out = lbsim_core::flowlevel::run_with(&s, base.as_deref(), &limits).map_err(|e| e.to_string())?;
             out.write_dir(&dir)
                 .map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
             let sm = &out.summary;

@@ -195,6 +195,32 @@ fn split_dir(dir: &Path) -> (std::path::PathBuf, String) {
     (parent, name)
 }
 
+/// Files lbsim writes into a results directory besides its tables: the run
+/// files, a report, and the plots `lbsim plot DIR` draws there.
+const RESULT_FILES: &[&str] = &["scenario.toml", "summary.json", "run.json", "report.html"];
+const RESULT_PLOTS: &[&str] = &["fct_cdf", "completion"];
+
+/// The first entry of `dir` (by name) that lbsim would not have written
+/// into a results directory, if any: replacing the directory would lose it.
+pub fn foreign_entry(dir: &Path) -> Option<String> {
+    let mut names: Vec<(String, bool)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path().is_file()))
+        .collect();
+    names.sort();
+    let ours = |name: &str| {
+        let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+        RESULT_FILES.contains(&name)
+            || (matches!(ext, "csv" | "parquet") && table::TABLE_NAMES.contains(&stem))
+            || (matches!(ext, "png" | "pdf") && RESULT_PLOTS.contains(&stem))
+    };
+    names
+        .into_iter()
+        .find(|(name, file)| !(*file && ours(name)))
+        .map(|(n, _)| n)
+}
+
 /// Whether `dir` holds a complete run (its summary.json is written last).
 pub fn is_run_dir(dir: &Path) -> bool {
     dir.join("summary.json").is_file() && dir.join("scenario.toml").is_file()
@@ -213,6 +239,13 @@ pub fn check_output_dir(dir: &Path) -> Result<(), String> {
         if !empty && !is_run_dir(dir) {
             return Err(format!(
                 "cannot write results to {show}: it holds files that are not an lbsim run (choose a new or empty directory)"
+            ));
+        }
+        // An earlier run is replaced whole: only if everything in it is lbsim's own.
+        if let Some(name) = foreign_entry(dir).filter(|_| !empty) {
+            return Err(format!(
+                "cannot write results to {show}: it holds an earlier run and {name}, which lbsim did not write \
+                 and would delete with it (move it, or choose a new directory)"
             ));
         }
     }

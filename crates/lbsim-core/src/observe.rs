@@ -108,8 +108,15 @@ impl Observer {
         let t = now.as_us_f64();
         for (i, &p) in self.ports.iter().enumerate() {
             let port = &mut net.ports[p as usize];
-            let bytes = port.tx_bytes - self.last_tx[i];
-            self.last_tx[i] = port.tx_bytes;
+            // Bytes that left the line in this bucket: a packet still serializing at its
+            // end counts only with what was sent of it, so no bucket exceeds the link rate.
+            let on_line = match port.busy_until > now {
+                true => port.rate.bytes_in(port.busy_until - now),
+                false => 0,
+            };
+            let sent = port.tx_bytes.saturating_sub(on_line).max(self.last_tx[i]);
+            let bytes = sent - self.last_tx[i];
+            self.last_tx[i] = sent;
             self.p_time.push(t);
             self.p_port.push(port.name.clone());
             self.p_bytes.push(bytes);

@@ -48,8 +48,35 @@ pub struct Table {
     pub columns: Vec<(&'static str, Column)>,
 }
 
+/// Every table a run or a flow-level result can write (each as `NAME.csv`
+/// from Rust, `NAME.parquet` from Python). The Python package loads and
+/// saves exactly these (tests/python/test_hardening.py), and a results
+/// directory holding only files of these names is one lbsim may replace.
+pub const TABLE_NAMES: &[&str] = &[
+    "flows",
+    "drops",
+    "messages",
+    "steps",
+    "ports",
+    "drops_series",
+    "rtt",
+    "failures",
+    "switch_lb_series",
+    "switch_lb_records",
+    "faca_paths",
+    "port_totals",
+    "pfc",
+    "buffers",
+];
+
 impl Table {
+    /// A table named `name`, one of `TABLE_NAMES` (a name missing there
+    /// would be dropped when a result is loaded, so it is refused here).
     pub fn new(name: &'static str) -> Self {
+        assert!(
+            TABLE_NAMES.contains(&name),
+            "table {name:?} is not listed in table::TABLE_NAMES"
+        );
         Table {
             name,
             columns: Vec::new(),

@@ -395,3 +395,275 @@ fn mutated_scenario_text() {
     }
     eprintln!("fuzz: {n} mutated scenario texts from case {first}: {parsed} parsed, {built} built, {ran} ran");
 }
+
+// ---- Key families (issue 45): the RDMA fabric, the switch balancers, FaCa and the flow-level
+// mode, each with its own keys set to values drawn from ordinary and extreme ones.
+
+/// Values a key of each kind is set to: ordinary ones and the extremes a hostile input tries.
+const TIMES: &[&str] = &[
+    "\"0ns\"",
+    "\"1ps\"",
+    "\"2ps\"",
+    "\"1ns\"",
+    "\"100ns\"",
+    "\"1us\"",
+    "\"5us\"",
+    "\"100us\"",
+    "\"10ms\"",
+    "\"1000000s\"",
+    "\"auto\"",
+    "\"never\"",
+];
+const AMOUNTS: &[&str] = &[
+    "\"0B\"", "\"1B\"", "\"64B\"", "\"1pkt\"", "\"2pkt\"", "\"20KB\"", "\"1bdp\"", "\"9MiB\"", "\"1PiB\"", "\"auto\"",
+    "\"50%\"",
+];
+const FLOATS: &[&str] = &[
+    "0", "1e-300", "1e-9", "0.0625", "0.5", "1", "8", "1e308", "-1", "nan", "inf",
+];
+const INTS: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "8",
+    "31",
+    "255",
+    "65535",
+    "65536",
+    "4294967295",
+    "9223372036854775807",
+    "-1",
+];
+const BOOLS: &[&str] = &["true", "false"];
+const RATES: &[&str] = &[
+    "\"1Kbps\"",
+    "\"1Mbps\"",
+    "\"40Gbps\"",
+    "\"100Gbps\"",
+    "\"1000Tbps\"",
+    "\"0Gbps\"",
+];
+
+/// A family's keys and the pool each draws its values from.
+fn family_keys(family: &str) -> Vec<(&'static str, &'static [&'static str])> {
+    match family {
+        "rdma" => vec![
+            ("transport.rdma.nack_interval", TIMES),
+            ("transport.rdma.cnp_on_ooo", BOOLS),
+            ("transport.rdma.irn_window", AMOUNTS),
+            ("transport.rdma.irn_rto_low", TIMES),
+            ("transport.rdma.irn_rto_high", TIMES),
+            ("transport.rdma.irn_low_inflight", INTS),
+            ("transport.rto", TIMES),
+            ("queue.shared.size", AMOUNTS),
+            ("queue.shared.egress_alpha", FLOATS),
+            ("queue.shared.egress_limits_lossless", BOOLS),
+            ("queue.shared.pfc_alpha", FLOATS),
+            ("queue.shared.headroom", AMOUNTS),
+            ("queue.shared.hysteresis", AMOUNTS),
+            ("queue.shared.pause_time", TIMES),
+            ("queue.shared.deadlock_after", TIMES),
+            ("queue.shared.data_class", INTS),
+            ("queue.ecn_kmin", AMOUNTS),
+            ("queue.ecn_kmax", AMOUNTS),
+            ("queue.ecn_pmax", FLOATS),
+            ("cc.dcqcn.g", FLOATS),
+            ("cc.dcqcn.alpha_interval", TIMES),
+            ("cc.dcqcn.decrease_interval", TIMES),
+            ("cc.dcqcn.increase_interval", TIMES),
+            ("cc.dcqcn.rate_on_first_cnp", FLOATS),
+            ("cc.dcqcn.fast_recovery", INTS),
+            ("cc.dcqcn.ai", RATES),
+            ("cc.dcqcn.hai", RATES),
+            ("cc.dcqcn.min_rate", RATES),
+        ],
+        "switch_lb" => vec![
+            ("lb.conga.flowlet_timeout", TIMES),
+            ("lb.conga.dre_period", TIMES),
+            ("lb.conga.dre_alpha", FLOATS),
+            ("lb.conga.quantize_bits", INTS),
+            ("lb.conga.aging", TIMES),
+            ("lb.letflow.flowlet_timeout", TIMES),
+            ("lb.drill.samples", INTS),
+            ("lb.drill.memory", INTS),
+            ("lb.conweave.reply_timeout", TIMES),
+            ("lb.conweave.reply_extra", TIMES),
+            ("lb.conweave.path_busy", TIMES),
+            ("lb.conweave.inactive", TIMES),
+            ("lb.conweave.resume_default", TIMES),
+            ("lb.conweave.resume_extra", TIMES),
+            ("lb.conweave.reorder_queues", INTS),
+            ("lb.conweave.path_aware", BOOLS),
+            (
+                "lb.wcmp.weights",
+                &[
+                    "[1, 1, 1, 1]",
+                    "[0, 0, 0, 1]",
+                    "[4294967295, 1, 1, 1]",
+                    "[9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807]",
+                    "[1, 2]",
+                    "[]",
+                    "[-1, 1, 1, 1]",
+                ],
+            ),
+            ("lb.entropy_space", INTS),
+            ("routing.convergence", TIMES),
+        ],
+        "faca" => vec![
+            ("lb.faca.probe_interval", TIMES),
+            ("lb.faca.probe_rounds", INTS),
+            ("lb.faca.probe_evs", INTS),
+            ("lb.faca.k", FLOATS),
+            ("lb.faca.beta", &["\"used\"", "\"capacity\"", "\"other\""]),
+            ("lb.faca.probe_bytes", INTS),
+            ("lb.faca.record_bytes", INTS),
+            ("lb.entropy_space", INTS),
+            ("observe.host_lb", BOOLS),
+        ],
+        "flow_level" => vec![
+            ("lb.kind", &["\"ecmp\"", "\"wcmp\"", "\"faca\"", "\"reps\""]),
+            (
+                "lb.wcmp.weights",
+                &[
+                    "[1, 1, 1, 1]",
+                    "[0, 0, 0, 1]",
+                    "[4294967295, 4294967295, 4294967295, 4294967295]",
+                    "[1]",
+                ],
+            ),
+            ("lb.entropy_space", INTS),
+            ("lb.faca.probe_evs", INTS),
+            ("workload.parallel", INTS),
+            ("topology.link_rate", RATES),
+            ("topology.oversubscription", INTS),
+            ("seed", INTS),
+        ],
+        _ => unreachable!("no family {family}"),
+    }
+}
+
+/// A small base scenario of the family (32 hosts, 2 or 3 tiers) and 1 to 4 of its keys drawn.
+fn family_case(family: &str, case: u64) -> (String, Vec<(String, String)>) {
+    let mut g = G::new(case, 0x45_0000 + family.len() as u64);
+    let three = g.chance(0.3);
+    let topo = if three {
+        "[topology]\ntiers = 3\nradix = 8\nhosts = 32\nhosts_per_tor = 4\nuplinks_per_tor = 4\n"
+    } else {
+        "[topology]\nhosts = 32\nradix = 24\nhosts_per_tor = 16\nuplinks_per_tor = 4\n"
+    };
+    let preset = g.pick(&["rdma_lossless", "rdma_irn"]);
+    let lb = match family {
+        "switch_lb" => g.pick(&["conga", "letflow", "drill", "conweave", "wcmp"]),
+        "faca" => "faca",
+        "flow_level" => g.pick(&["ecmp", "wcmp", "faca"]),
+        _ => g.pick(&["ecmp", "conweave", "drill"]),
+    };
+    let workload = if family == "flow_level" {
+        "[workload]\nkind = \"permutation\"\nparallel = 4\n".to_string()
+    } else if g.chance(0.5) {
+        format!(
+            "[workload]\nkind = \"trace\"\ncdf = \"{}\"\nload = {}\nduration = \"20us\"\n",
+            g.pick(&["alistorage2019", "websearch", "solar2022"]),
+            g.pick(&["0.3", "0.8"])
+        )
+    } else {
+        format!(
+            "[workload]\nkind = \"incast\"\nsize = \"{}\"\nsenders = {}\n",
+            g.pick(&["4KiB", "64KiB"]),
+            g.int(1, 8)
+        )
+    };
+    let failure = if family != "flow_level" && g.chance(0.3) {
+        "[[failures]]\nlinks = \"tor_uplinks\"\nof = \"t0_0\"\ncount = 2\nat = \"5us\"\nduration = \"20us\"\n"
+    } else {
+        ""
+    };
+    let base = format!(
+        "preset = \"{preset}\"\nseed = {case}\nstop_at = \"2ms\"\n{topo}[lb]\nkind = \"{lb}\"\n{workload}{failure}"
+    );
+    let keys = family_keys(family);
+    let overrides = (0..g.int(1, 4))
+        .map(|_| {
+            let (k, pool) = keys[g.int(0, keys.len() as u64 - 1) as usize];
+            (k.to_string(), g.pick(pool).to_string())
+        })
+        .collect();
+    (base, overrides)
+}
+
+/// One case: refused, or built and run to its end within the limits, the
+/// engine's invariants holding (`run_with` asserts them); flow-level: every
+/// flow's rate within its path's capacities. Returns 0 refused, 1 too large to run here, 2 ran.
+fn family_outcome(family: &str, base: &str, overrides: &[(String, String)]) -> u32 {
+    let Ok(s) = Scenario::from_toml_with(base, overrides) else {
+        return 0;
+    };
+    let limits = Limits { max_memory: 256 << 20 };
+    if family == "flow_level" {
+        let Ok(out) = lbsim_core::flowlevel::run_with(&s, None, &limits) else {
+            return 0;
+        };
+        for f in &out.flows {
+            let cap = f
+                .path
+                .iter()
+                .map(|&p| out.ports[p as usize].capacity_bps)
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                f.rate_bps >= 0.0 && f.rate_bps <= cap * (1.0 + 1e-9),
+                "flow {} at {} > {cap}",
+                f.id,
+                f.rate_bps
+            );
+        }
+        for p in &out.ports {
+            assert!(
+                p.throughput_bps <= p.capacity_bps * (1.0 + 1e-9),
+                "{} over its capacity",
+                p.name
+            );
+        }
+        return 2;
+    }
+    let Ok((_, est)) = build::build_with(&s, None, &limits) else {
+        return 0;
+    };
+    if est.packets > 2e5 || est.flows > 5e3 {
+        return 1;
+    }
+    lbsim_core::run_with(&s, None, &limits, u64::MAX, &mut |_| true).expect("built before");
+    2
+}
+
+/// `LBSIM_FUZZ_FAMILY_CASES` cases per family (default 25 in `cargo test`; the
+/// issue's 10^4 per family is `LBSIM_FUZZ_FAMILY_CASES=10000 cargo test --release
+/// --test fuzz key_families -- --nocapture`, docs/scenarios.md "Limits").
+#[test]
+fn key_families() {
+    let (first, n) = (env_u64("LBSIM_FUZZ_SEED", 0), env_u64("LBSIM_FUZZ_FAMILY_CASES", 25));
+    for family in ["rdma", "switch_lb", "faca", "flow_level"] {
+        let t0 = Instant::now();
+        let mut counts = [0u32; 3];
+        let mut slowest = (Duration::ZERO, 0);
+        for case in first..first + n {
+            let (base, overrides) = family_case(family, case);
+            let text = format!("{base}# --set {overrides:?}\n");
+            let (b, o) = (base.clone(), overrides.clone());
+            let started = Instant::now();
+            let r = guarded(case, &text, move || family_outcome(family, &b, &o));
+            slowest = slowest.max((started.elapsed(), case));
+            counts[r as usize] += 1;
+        }
+        eprintln!(
+            "fuzz {family}: {n} cases from {first}: {} refused, {} too large to run here, {} ran; {:.1} s, slowest case {} in {:.2} s",
+            counts[0],
+            counts[1],
+            counts[2],
+            t0.elapsed().as_secs_f64(),
+            slowest.1,
+            slowest.0.as_secs_f64()
+        );
+        assert!(counts[2] > 0 || n < 10, "{family}: some cases run");
+    }
+}

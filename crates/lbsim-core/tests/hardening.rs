@@ -129,6 +129,8 @@ fn times_that_would_overflow_are_refused_or_saturate() {
         let o = [
             ("topology.link_latency".to_string(), lat.to_string()),
             ("topology.link_rate".to_string(), "1Kbps".to_string()),
+            // At least a packet's 32.8 s serialization (issue 45: the floor of self-re-arming timers).
+            ("transport.rto".to_string(), "40s".to_string()),
         ];
         build::build(&Scenario::from_toml_with(edge, &o).unwrap(), None)
     };
@@ -461,4 +463,289 @@ fn shared_buffer_keys_are_range_checked() {
     // The shortest a 100 Gb/s link refreshes: two 64 B frames, 10.24 ns.
     let o = [("queue.shared.pause_time".into(), "11ns".into())];
     assert!(build::build(&Scenario::from_toml_with(SHARED_PFC, &o).unwrap(), None).is_ok());
+}
+
+// ---- Issue 45 (hardening, second round): the RDMA, ConWeave, FaCa and flow-level features.
+
+/// 32 hosts on the RDMA presets' shape: 2 ToRs of 16 hosts with 8 uplinks each.
+const RDMA32: &str = "[topology]\nhosts = 32\nradix = 24\n";
+
+fn refused_with(toml: &str, overrides: &[(&str, &str)], key: &str, words: &str) {
+    let e = refused(toml, overrides);
+    assert_eq!(e.key, key, "{e}");
+    assert!(e.message.contains(words), "{e}");
+    assert!(!e.message.starts_with(key), "the key is not repeated: {e}");
+}
+
+/// Defect 1: WCMP weights were summed as u64, so eight weights of 2^63 − 1
+/// wrapped and sent everything over two uplinks. Each weight is now bounded
+/// (2^32 − 1) so the sum over any switch fits; the bound itself builds.
+#[test]
+fn wcmp_weights_that_would_wrap_are_refused() {
+    let w = |x: u64| {
+        format!("preset = \"rdma_lossless\"\n{RDMA32}[lb]\nkind = \"wcmp\"\n[lb.wcmp]\nweights = [{x}, {x}, {x}, {x}, {x}, {x}, {x}, {x}]\n")
+    };
+    refused_with(&w(i64::MAX as u64), &[], "lb.wcmp.weights", "largest weight");
+    build::build(&scenario(&w(u32::MAX as u64)), None).expect("the largest weight builds");
+}
+
+/// Defect 2: ConWeave drew paths over every uplink, also those routing knew
+/// to be down: with four of t0_0's eight uplinks down for 200 us it lost
+/// 3 199 packets against ECMP's 48. Its draws now keep to the routing group,
+/// and a flow whose path died moves: it loses what ECMP loses before routing
+/// converges, give or take the packets on the wire.
+#[test]
+fn conweave_keeps_off_uplinks_routing_knows_are_down() {
+    let base = format!(
+        "preset = \"rdma_irn\"\n{RDMA32}[routing]\nconvergence = \"1us\"\n\
+         [workload]\nkind = \"trace\"\ncdf = \"alistorage2019\"\nload = 0.8\nduration = \"400us\"\n\
+         [[failures]]\nlinks = \"tor_uplinks\"\nof = \"t0_0\"\ncount = 4\nkind = \"down\"\nat = \"50us\"\nduration = \"200us\"\n"
+    );
+    let lost = |lb: &str| {
+        let s = Scenario::from_toml_with(&base, &[("lb.kind".into(), lb.into())]).unwrap();
+        let out = run(&s, None).unwrap();
+        assert!(out.flows.iter().all(|f| f.finished), "{lb}: every flow finishes");
+        out.counters.drops_failure
+    };
+    let (ecmp, conweave) = (lost("ecmp"), lost("conweave"));
+    assert!(ecmp > 0, "the failure costs ECMP packets before routing converges");
+    assert!(
+        conweave <= 3 * ecmp.max(30),
+        "ConWeave lost {conweave} packets to the failure, ECMP {ecmp}"
+    );
+}
+
+/// Defect 3: a link still serializing a packet is progress. At 500 Kb/s a
+/// 1 KB packet takes 17 ms, longer than `deadlock_after` (10 ms): the run
+/// was stopped as a PFC deadlock. It now runs to its horizon.
+#[test]
+fn a_slow_link_is_not_a_pfc_deadlock() {
+    let s = scenario(&format!(
+        "preset = \"rdma_lossless\"\nstop_at = \"60ms\"\n{RDMA32}[workload]\nkind = \"incast\"\nsize = \"64KiB\"\nsenders = 4\n\
+         [[rate_overrides]]\nlink = \"t0_0->h0\"\nrate = \"500Kbps\"\n"
+    ));
+    let out = run(&s, None).unwrap();
+    assert!(out.counters.pfc_pauses > 0, "the incast pauses its senders");
+    assert_eq!(out.stop_reason, StopReason::Horizon, "{:?}", out.stop_note);
+    assert!(out.summary.packets_delivered > 0);
+}
+
+/// Defect 5: FaCa's discovery round draws `probe_evs` distinct EVs; more
+/// than the entropy space never ends (and allocated until the process died).
+/// The flow-level mode had no memory estimate: 16 M flows are refused at once.
+#[test]
+fn faca_probe_evs_and_flow_level_memory_are_bounded() {
+    let faca = format!("preset = \"rdma_irn\"\n{RDMA32}[lb]\nkind = \"faca\"\n");
+    refused_with(
+        &faca,
+        &[("lb.faca.probe_evs", "65537")],
+        "lb.faca.probe_evs",
+        "entropy_space",
+    );
+    refused_with(
+        &faca,
+        &[("lb.entropy_space", "16"), ("lb.faca.probe_evs", "17")],
+        "lb.faca.probe_evs",
+        "only 16",
+    );
+    // Four host pairs (an incast) probe the whole entropy space: 2^18 probes, about 50 MB.
+    let incast = format!("{faca}[workload]\nkind = \"incast\"\nsize = \"64KiB\"\nsenders = 4\n");
+    build::build(
+        &Scenario::from_toml_with(&incast, &[("lb.faca.probe_evs".into(), "65536".into())]).unwrap(),
+        None,
+    )
+    .expect("the whole entropy space builds");
+    // Every pair of 65 536 flows discovered with every EV: about 4·10^9 probes, refused at once.
+    let wide = "preset = \"rdma_irn\"\n[topology]\nhosts = 1024\nradix = 64\n[lb]\nkind = \"faca\"\n[lb.faca]\nprobe_evs = 65536\n\
+                [workload]\nkind = \"permutation\"\nsize = \"4KiB\"\nparallel = 64\n";
+    refused_with(wide, &[], "lb.faca.probe_evs", "probes");
+    let t0 = Instant::now();
+    let many = Scenario::from_toml_with(
+        &format!("{SMALL}[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\nparallel = 500000\n"),
+        &[],
+    )
+    .unwrap();
+    let e = lbsim_core::flowlevel::run(&many, None).err().expect("refused");
+    assert!(
+        e.message.contains("GiB of memory") && e.message.contains("flows"),
+        "{e}"
+    );
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "refused before anything is built");
+    // Sizes do not apply to the flow-level mode: a permutation needs none there.
+    let few = scenario(&format!(
+        "{SMALL}[lb]\nkind = \"ecmp\"\n[workload]\nkind = \"permutation\"\n"
+    ));
+    assert_eq!(lbsim_core::flowlevel::run(&few, None).unwrap().flows.len(), 32);
+}
+
+/// Defect 6 and its class: a timer that re-arms itself must be at least one
+/// packet's serialization at the hosts' rate (83.84 ns here). At 1 ps an IRN
+/// RTO, a flapping failure or a probing round never let the run reach its
+/// horizon. The floor itself builds.
+#[test]
+fn self_rearming_timers_have_a_floor() {
+    let irn = format!("preset = \"rdma_irn\"\n{RDMA32}");
+    // irn_rto_high is at least irn_rto_low, which is checked against the floor.
+    refused_with(
+        &irn,
+        &[("transport.rdma.irn_rto_low", "1ps")],
+        "transport.rdma.irn_rto_low",
+        "serialization",
+    );
+    // DCQCN's rate timers fire per flow, not per packet: their floor is 1 ns.
+    refused_with(
+        &irn,
+        &[("cc.dcqcn.alpha_interval", "1ps")],
+        "cc.dcqcn.alpha_interval",
+        "1 ns",
+    );
+    refused_with(
+        &irn,
+        &[("lb.kind", "faca"), ("lb.faca.probe_interval", "2ps")],
+        "lb.faca.probe_interval",
+        "serialization",
+    );
+    let flap = "[[failures]]\nlink = \"t0_0->t1_0\"\nat = \"10us\"\nduration = \"1ps\"\nevery = \"2ps\"\n";
+    refused_with(&format!("{SMALL}{flap}"), &[], "failures[0].every", "serialization");
+    refused_with(
+        &format!("{SMALL}{flap}"),
+        &[("transport.rto", "10ps")],
+        "transport.rto",
+        "serialization",
+    );
+    // 1048 B at 100 Gb/s: 83.84 ns, accepted as the RTO.
+    let at_floor = [
+        ("transport.rdma.irn_rto_low", "83.84ns"),
+        ("transport.rdma.irn_rto_high", "83.84ns"),
+    ];
+    let s = Scenario::from_toml_with(&irn, &at_floor.map(|(k, v)| (k.to_string(), v.to_string()))).unwrap();
+    build::build(&s, None).expect("the floor builds");
+}
+
+/// Defect 7: combinations that made no sense ran silently.
+#[test]
+fn nonsense_combinations_are_refused() {
+    let lossless = format!("preset = \"rdma_lossless\"\n{RDMA32}");
+    refused_with(
+        &lossless,
+        &[("queue.shared.headroom", "0B")],
+        "queue.shared.headroom",
+        "at least one packet",
+    );
+    refused_with(
+        &lossless,
+        &[("queue.shared.egress_alpha", "1e-9")],
+        "queue.shared.egress_alpha",
+        "admitted",
+    );
+    refused_with(
+        &lossless,
+        &[("queue.shared.pfc_alpha", "1e-9")],
+        "queue.shared.pfc_alpha",
+        "never resume",
+    );
+    let irn = format!("preset = \"rdma_irn\"\n{RDMA32}");
+    refused_with(
+        &irn,
+        &[("queue.shared.egress_alpha", "1e-9")],
+        "queue.shared.egress_alpha",
+        "data packet",
+    );
+    refused_with(
+        &irn,
+        &[("transport.rdma.irn_window", "0B")],
+        "transport.rdma.irn_window",
+        "positive",
+    );
+    let trace = format!("{irn}[workload]\nkind = \"trace\"\ncdf = \"websearch\"\nload = 0.3\nduration = \"100us\"\n");
+    refused_with(&trace, &[("workload.warmup", "200us")], "workload.warmup", "every flow");
+    build::build(
+        &Scenario::from_toml_with(&trace, &[("workload.warmup".into(), "50us".into())]).unwrap(),
+        None,
+    )
+    .expect("a warm-up within the trace builds");
+    // The preset gives 16 hosts and 8 uplinks per ToR (2:1): a different ratio was ignored.
+    refused_with(
+        &irn,
+        &[("topology.oversubscription", "3")],
+        "topology.oversubscription",
+        "disagrees",
+    );
+    build::build(
+        &Scenario::from_toml_with(&irn, &[("topology.oversubscription".into(), "2".into())]).unwrap(),
+        None,
+    )
+    .expect("an agreeing ratio builds");
+    let dir = std::env::temp_dir().join(format!("lbsim-h45-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("f.csv"),
+        "src,dst,size_bytes,start_us\n0,1,1000,0\n1,2,1000,0,7\n",
+    )
+    .unwrap();
+    let s = scenario(&format!("{SMALL}[workload]\nkind = \"flows\"\nfile = \"f.csv\"\n"));
+    let e = build::build(&s, Some(&dir)).err().expect("refused");
+    assert!(
+        e.key == "workload.file" && e.message.contains("line 3: 5 fields"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Defect 9: a scenario's name is a directory name; a rerun does not delete
+/// what lbsim did not write.
+#[test]
+fn names_and_result_directories_stay_where_the_user_pointed() {
+    for bad in ["../../etc", "a/b", ".hidden", "", "tab\there", " padded "] {
+        let e = Scenario::from_toml(&format!("name = {bad:?}\n")).expect_err(bad);
+        assert_eq!(e.key, "name", "{bad}: {e}");
+    }
+    Scenario::from_toml("name = \"fig07 ring-allreduce.v2+ops\"\n").expect("a plain name");
+    let dir = std::env::temp_dir().join(format!("lbsim-h45-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let s = scenario(&format!(
+        "{SMALL}[workload]\nkind = \"permutation\"\nsize = \"64KiB\"\n"
+    ));
+    let out = run(&s, None).unwrap();
+    out.write_dir(&dir).unwrap();
+    std::fs::write(dir.join("fct_cdf.png"), "a plot lbsim drew there").unwrap();
+    lbsim_core::check_output_dir(&dir).expect("only lbsim's files: replaceable");
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let e = lbsim_core::check_output_dir(&dir).unwrap_err();
+    assert!(e.contains("notes.txt") && e.contains("did not write"), "{e}");
+    assert!(out.write_dir(&dir).is_err(), "the write refuses too");
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Defect 10: a port's time series counted a packet whole in the bucket it
+/// started in, so a 100 Gb/s link showed 100.6 Gb/s; repeated keys in
+/// errors; a 309-digit echo of 1e308; `--set` into a list of tables.
+#[test]
+fn port_series_never_exceed_the_link_and_errors_read_well() {
+    let s = scenario(&format!(
+        "preset = \"rdma_irn\"\n{RDMA32}[workload]\nkind = \"incast\"\nsize = \"1MiB\"\nsenders = 8\n\
+         [observe]\nports = [\"t0_0->h0\"]\nbucket = \"1us\"\n"
+    ));
+    let out = run(&s, None).unwrap();
+    let ports = out.tables.iter().find(|t| t.name == "ports").unwrap();
+    let (Some(Column::F64(gbps)), Some(Column::F64(rate))) = (ports.column("gbps"), ports.column("rate_gbps")) else {
+        panic!("ports table columns")
+    };
+    let busiest = gbps.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        busiest > 0.99 * rate[0] && busiest <= rate[0] * (1.0 + 1e-9),
+        "{busiest} Gb/s on {} Gb/s",
+        rate[0]
+    );
+    let e = refused("", &[("cc.wtd_alpha", "1e308")]);
+    assert!(e.message.ends_with("got 1e308"), "{e}");
+    let e = refused("", &[("stall_rtos", "1e308")]);
+    assert!(e.to_string().len() < 120, "{e}");
+    // "failures[0].every": an entry of the file's list.
+    let flap = format!("{SMALL}[[failures]]\nlink = \"t0_0->t1_0\"\nduration = \"1us\"\nevery = \"2us\"\n");
+    let s = Scenario::from_toml_with(&flap, &[("failures[0].every".into(), "5us".into())]).unwrap();
+    assert_eq!(s.failures[0].every.as_ref().unwrap().text, "5us");
+    let e = Scenario::from_toml_with(&flap, &[("failures[1].every".into(), "5us".into())]).unwrap_err();
+    assert!(e.key == "failures[1]" && e.message.contains("gives 1"), "{e}");
 }

@@ -230,18 +230,21 @@ fn run<'py>(
 /// every flow persistent, on its ECMP/WCMP path, at its max-min fair rate.
 /// Returns a dict: scenario_toml, summary_json and tables: {"flows": ...,
 /// "ports": ...} as `run` gives them. Raises `lbsim.ScenarioError` naming
-/// the key (a balancer without a flow-level model names `lb.kind`).
+/// the key (a balancer without a flow-level model names `lb.kind`), or the
+/// workload's key when it is estimated to need more than `max_memory` bytes.
 #[pyfunction]
-#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None))]
+#[pyo3(signature = (text, overrides = Vec::new(), base_dir = None, max_memory = None))]
 fn flow_level<'py>(
     py: Python<'py>,
     text: &str,
     overrides: Vec<(String, String)>,
     base_dir: Option<PathBuf>,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = parse_py(py, text, &overrides)?;
+    let limits = limits(max_memory);
     let out = py
-        .allow_threads(|| lbsim_core::flowlevel::run(&scenario, base_dir.as_deref()))
+        .allow_threads(|| lbsim_core::flowlevel::run_with(&scenario, base_dir.as_deref(), &limits))
         .map_err(|e| scenario_error(py, e))?;
     let d = PyDict::new(py);
     d.set_item("scenario_toml", out.scenario.to_toml())?;
@@ -319,6 +322,19 @@ fn percentile(py: Python<'_>, values: &Bound<'_, PyAny>, ps: Vec<f64>) -> PyResu
 #[pyfunction]
 fn builtin_cdfs() -> Vec<&'static str> {
     lbsim_core::workload::cdf::BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// Every table a run or a flow-level result can write (`lbsim_core::table::TABLE_NAMES`).
+#[pyfunction]
+fn table_names() -> Vec<&'static str> {
+    lbsim_core::table::TABLE_NAMES.to_vec()
+}
+
+/// The first entry of a results directory that lbsim would not have written
+/// there (None when every entry is lbsim's): replacing the directory would lose it.
+#[pyfunction]
+fn foreign_entry(path: PathBuf) -> Option<String> {
+    lbsim_core::foreign_entry(&path)
 }
 
 /// Names of the built-in presets.
@@ -596,6 +612,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_level, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
+    m.add_function(wrap_pyfunction!(table_names, m)?)?;
+    m.add_function(wrap_pyfunction!(foreign_entry, m)?)?;
     m.add_function(wrap_pyfunction!(load_balancers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;

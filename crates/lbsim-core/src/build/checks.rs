@@ -12,7 +12,7 @@
 //! few such times stay below u64::MAX (1.8·10^19 ps).
 
 use super::derive::{Derived, Sizes};
-use crate::scenario::units::{MAX_BYTES, MAX_TIME};
+use crate::scenario::units::{check_timer, shortest_timer, Time, MAX_BYTES, MAX_TIME};
 use crate::scenario::{BdpBasis, CcKind, Scenario, ScenarioError};
 use crate::time::Rate;
 
@@ -128,6 +128,7 @@ pub fn derived(s: &Scenario, d: &Derived) -> Result<(), ScenarioError> {
             ),
         );
     }
+    timers(s, d)?;
     if s.cc.kind == CcKind::named("eqds").expect("eqds is registered") {
         return Ok(()); // no window
     }
@@ -177,6 +178,30 @@ pub fn derived(s: &Scenario, d: &Derived) -> Result<(), ScenarioError> {
                 ratio * mtu
             ),
         );
+    }
+    Ok(())
+}
+
+/// The scenario's own timers that re-arm themselves, each at least
+/// `units::shortest_timer` (balancers and congestion controls check theirs
+/// when they are prepared, from `LbCommon::shortest_timer` and `CcCommon`).
+fn timers(s: &Scenario, d: &Derived) -> Result<(), ScenarioError> {
+    let floor = shortest_timer(d.sizes.mtu, d.host_rate);
+    if let Some(rto) = s.transport.rto.value {
+        let t = Time {
+            text: s.transport.rto.text.clone(),
+            value: rto,
+        };
+        check_timer("transport.rto", &t, floor)?;
+    }
+    if let Some(r) = s.transport.rdma.as_ref().filter(|_| s.transport.kind.is_rdma()) {
+        check_timer("transport.rdma.irn_rto_low", &r.irn_rto_low, floor)?;
+        check_timer("transport.rdma.irn_rto_high", &r.irn_rto_high, floor)?;
+    }
+    for (i, f) in s.failures.iter().enumerate() {
+        if let Some(every) = &f.every {
+            check_timer(&format!("failures[{i}].every"), every, floor)?;
+        }
     }
     Ok(())
 }

@@ -294,6 +294,21 @@ pub fn install_queues(net: &mut Network, s: &Scenario, d: &Derived) -> Result<()
             );
             return err("queue.shared.headroom", msg);
         }
+        if let Some(pfc) = params.pfc {
+            // A paused group resumes once it is `hysteresis` below alpha × the free ingress pool,
+            // which is at most alpha × the whole pool: below the hysteresis it never resumes.
+            let pool = params.size - total;
+            if pfc.alpha * (pool as f64) <= pfc.hysteresis as f64 {
+                return err(
+                    "queue.shared.pfc_alpha",
+                    format!(
+                        "{:?} × the ingress pool ({pool} B: queue.shared.size less the headroom of a switch's ports) is \
+                         at most queue.shared.hysteresis ({} B): a paused port would never resume",
+                        pfc.alpha, pfc.hysteresis
+                    ),
+                );
+            }
+        }
     }
     for (id, port) in net.ports.iter_mut().enumerate() {
         let rng = port_queue_rng(s.seed, id as u32);
@@ -336,6 +351,32 @@ fn shared_params(s: &Scenario, q: &crate::scenario::SharedQueue, d: &Derived) ->
         .headroom
         .bytes_or(auto, mtu, d.bdp)
         .map_err(|e| ScenarioError::new("queue.shared.headroom", e))?;
+    if q.pfc && headroom < mtu {
+        // Less than "auto" is a study of headroom sizing (its overflows are counted as drops);
+        // less than a packet cannot hold even the one that crosses the pause threshold.
+        return err(
+            "queue.shared.headroom",
+            format!(
+                "({headroom} B) must hold at least one packet (packet.mtu = {mtu} B) on a lossless fabric; \
+                 \"auto\" is {auto} B here"
+            ),
+        );
+    }
+    // A queue the egress threshold limits admits a packet while it stays under egress_alpha ×
+    // the free buffer: data packets when data is lossy (or limited anyway), else the ACKs.
+    let (limited, what) = match !q.pfc || q.egress_limits_lossless {
+        true => (mtu, "data packet (packet.mtu"),
+        false => (d.sizes.control, "ACK (packet.ack"),
+    };
+    if q.egress_alpha * (size as f64) < limited as f64 {
+        return err(
+            "queue.shared.egress_alpha",
+            format!(
+                "{:?} × queue.shared.size ({size} B) is less than one {what} = {limited} B): none would ever be admitted",
+                q.egress_alpha
+            ),
+        );
+    }
     let threshold = |a: &Amount, key: &str| match a.value {
         AmountValue::Percent(_) => err(
             key,

@@ -59,6 +59,22 @@ pub mod cost {
     pub const RTT_SAMPLE: f64 = 24.0;
     /// A row of a time series (`observe.ports`, `observe.drops`), per bucket.
     pub const SAMPLE: f64 = 64.0;
+    /// A FaCa probe of a discovery round: the packet and its echo in flight,
+    /// and the EV's entry in its sender's path table.
+    pub const PROBE: f64 = 192.0;
+    /// The flow-level mode's extra per flow: its path (a port per hop), its
+    /// rate and bottleneck, its row with the path's node names, and the
+    /// progressive filling's per-flow state.
+    pub const FLOW_LEVEL_FLOW: f64 = 600.0;
+}
+
+/// What a run holds beyond the tree and the flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holds {
+    /// A packet-level run: packet state, packets in flight, time series.
+    Packets,
+    /// The flow-level mode: a path and a rate per flow, no packet.
+    FlowsOnly,
 }
 
 /// What the estimate found.
@@ -134,6 +150,33 @@ fn flows_per_message(s: &Scenario) -> f64 {
     }
 }
 
+/// At most how many probes FaCa's discovery rounds send at once: each
+/// destination of each probing host is discovered with `lb.faca.probe_evs`
+/// EVs ("auto": 8 per path), and there are no more such pairs than flows.
+fn faca_probes(s: &Scenario, net: &crate::net::Network, flows: f64) -> f64 {
+    let Some(kind) = LbKind::named("faca") else { return 0.0 };
+    if s.lb.kind != kind && s.lb.mix.iter().all(|m| m.kind != kind) {
+        return 0.0;
+    }
+    let sh = &net.shape;
+    let paths = sh.uplinks_per_tor.max(1) as f64
+        * if sh.tiers == 3 {
+            sh.agg_uplinks.max(1) as f64
+        } else {
+            1.0
+        };
+    let evs =
+        s.lb.table(kind)
+            .and_then(|t| t.get("probe_evs"))
+            .and_then(|v| v.as_integer());
+    let evs = evs.map_or((8.0 * paths).min(s.lb.entropy_space as f64), |n| n as f64);
+    if evs > s.lb.entropy_space as f64 {
+        return 0.0; // refused when FaCa is prepared, with a better reason
+    }
+    let hosts = sh.hosts as f64;
+    flows.min(hosts * (hosts - 1.0)) * evs
+}
+
 /// The whole run: the tree (`net_bytes`), the workload `shape` as flows and
 /// packets, packets in flight and samples. Also refuses what the engine's
 /// ids and counters cannot hold (more than 2^32 flows, a message of more
@@ -143,9 +186,11 @@ pub fn run(
     d: &Derived,
     shape: &Shape,
     net_bytes: f64,
-    switches: usize,
+    net: &crate::net::Network,
     limits: &Limits,
+    holds: Holds,
 ) -> Result<Estimate, ScenarioError> {
+    let switches = net.switches.len();
     let Sizes { mtu, header, .. } = d.sizes;
     let payload = (mtu - header) as f64;
     let messages = shape.messages;
@@ -198,15 +243,24 @@ pub fn run(
     let queue_pkts = (d.queue.capacity as f64 / mtu as f64).ceil();
     let hosts = s.topology.hosts as f64;
     let in_flight = (hosts * window_pkts * 4.0 + 6.0 * hosts * queue_pkts).min(packets);
-    let flow_bytes = flows * cost::FLOW + messages * cost::MESSAGE;
-    let packet_bytes = packets * per_packet + in_flight * cost::IN_FLIGHT;
+    let (flow_bytes, packet_bytes) = match holds {
+        Holds::Packets => (
+            flows * cost::FLOW + messages * cost::MESSAGE,
+            packets * per_packet + in_flight * cost::IN_FLIGHT,
+        ),
+        Holds::FlowsOnly => (
+            flows * (cost::FLOW + cost::FLOW_LEVEL_FLOW) + messages * cost::MESSAGE,
+            0.0,
+        ),
+    };
     // Time series: one row per bucket up to the horizon, per sampled port, for drops and per shared buffer.
     let o = &s.observe;
     let series = o.ports.len() as f64 * s.topology.radix as f64
         + if o.drops { 1.0 } else { 0.0 }
-        + if o.buffers { switches as f64 } else { 0.0 };
+        + if o.buffers { switches as f64 } else { 0.0 }
+        + if o.switch_lb { switches as f64 } else { 0.0 };
     let buckets = s.stop_at.value.ps() as f64 / o.bucket.value.ps().max(1) as f64;
-    let sample_bytes = if series > 0.0 {
+    let sample_bytes = if series > 0.0 && holds == Holds::Packets {
         buckets * series * cost::SAMPLE
     } else {
         0.0
@@ -222,7 +276,16 @@ pub fn run(
             limits,
         ));
     }
-    let bytes = net_bytes + flow_bytes + packet_bytes + sample_bytes;
+    let probe_bytes = faca_probes(s, net, flows) * cost::PROBE;
+    if probe_bytes > limits.max_memory as f64 {
+        return Err(over(
+            "lb.faca.probe_evs",
+            format!("{:.3e} probes in FaCa's discovery rounds", probe_bytes / cost::PROBE),
+            probe_bytes,
+            limits,
+        ));
+    }
+    let bytes = net_bytes + flow_bytes + packet_bytes + sample_bytes + probe_bytes;
     if bytes > limits.max_memory as f64 {
         let (key, what) = if packet_bytes >= flow_bytes {
             (

@@ -55,7 +55,14 @@ fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, Scenario
                 .irn_window
                 .bytes_or(d.bdp, d.sizes.mtu, d.bdp)
                 .map_err(|e| ScenarioError::new(key, e))?;
-            let packets = bytes.div_ceil(payload).max(1);
+            if bytes == 0 {
+                // Rounded up to one packet it would be stop-and-wait, which nobody asks for with "0B".
+                return Err(ScenarioError::new(
+                    key,
+                    "must be positive: IRN sends new packets only while fewer bytes than this are in flight",
+                ));
+            }
+            let packets = bytes.div_ceil(payload);
             if packets > u16::MAX as u64 {
                 let msg = format!("{bytes} B is {packets} packets; IRN's NACKs count up to 65535 packets in flight");
                 return Err(ScenarioError::new(key, msg));
@@ -83,6 +90,7 @@ impl Parts {
             transport: s.transport.kind,
             lossless: s.queue.kind == crate::scenario::QueueKind::Shared
                 && s.queue.shared.as_ref().is_some_and(|q| q.pfc),
+            shortest_timer: crate::scenario::units::shortest_timer(d.sizes.mtu, d.host_rate),
         };
         let mut lbs = BTreeMap::new();
         for kind in std::iter::once(s.lb.kind).chain(s.lb.mix.iter().map(|m| m.kind)) {

@@ -36,6 +36,26 @@ pub fn build_with(
     base_dir: Option<&Path>,
     limits: &Limits,
 ) -> Result<(Simulation, Estimate), ScenarioError> {
+    build_estimated(s, base_dir, limits, estimate::Holds::Packets)
+}
+
+/// Build the network and flows for the flow-level mode, which sends no
+/// packet: the estimate counts the tree and the flows (with their paths and
+/// rows), not packet state.
+pub fn build_for_flow_level(
+    s: &Scenario,
+    base_dir: Option<&Path>,
+    limits: &Limits,
+) -> Result<(Simulation, Estimate), ScenarioError> {
+    build_estimated(s, base_dir, limits, estimate::Holds::FlowsOnly)
+}
+
+fn build_estimated(
+    s: &Scenario,
+    base_dir: Option<&Path>,
+    limits: &Limits,
+    holds: estimate::Holds,
+) -> Result<(Simulation, Estimate), ScenarioError> {
     let sizes = Sizes::of(s)?;
     checks::before_build(s, sizes)?;
     let topo_params = derive::topo_params(s)?;
@@ -44,7 +64,7 @@ pub fn build_with(
     let d = Derived::of(s, &net, sizes)?;
     checks::derived(s, &d)?;
     let shape = workload::shape::shape(&s.workload, net_info(&net, &d), base_dir)?;
-    let estimate = estimate::run(s, &d, &shape, net_bytes, net.switches.len(), limits)?;
+    let estimate = estimate::run(s, &d, &shape, net_bytes, &net, limits, holds)?;
     derive::install_queues(&mut net, s, &d)?;
     let parts = Parts::prepare(s, &d, &net)?;
     let traffic = workload::generate(&s.workload, net_info(&net, &d), s.seed, base_dir)?;

@@ -65,6 +65,9 @@ impl Params for DcqcnParams {
                 return bad(k, format!("must be in (0, 1], got {v}"));
             }
         }
+        // Not the packet-serialization floor of other timers (units::check_timer): the
+        // artifact's 1 us α timer is shorter than a 9000 B packet at 10 Gb/s, and a rate
+        // timer fires per flow, not per packet; 1 ns keeps a run's events bounded.
         for (k, t) in [
             ("alpha_interval", &self.alpha_interval),
             ("decrease_interval", &self.decrease_interval),

@@ -63,12 +63,22 @@ impl Simulation {
     }
 
     /// The deadlock watch: if no packet but PFC frames moved since the last
-    /// look and some port is paused, the run ends as a PFC deadlock.
+    /// look, none is being serialized now (a slow link still sending one is
+    /// progress, however long the packet takes) and some port is paused, the
+    /// run ends as a PFC deadlock.
     pub(super) fn on_pfc_watchdog(&mut self) {
         let Some((every, last)) = self.pfc_watch else { return };
         let sent: u64 = self.net.ports.iter().map(|p| p.tx_packets).sum();
         let moved = sent - (self.counters.pfc_pauses + self.counters.pfc_resumes);
-        if moved == last && self.net.ports.iter().any(|p| p.paused != 0) {
+        let now = self.now;
+        // The packet on a busy line is the wire's newest.
+        let serializing = |p: &crate::net::Port| {
+            p.busy_until > now
+                && p.wire
+                    .back()
+                    .is_some_and(|(_, pkt)| pkt.kind != crate::packet::PacketKind::Pause)
+        };
+        if moved == last && !self.net.ports.iter().any(serializing) && self.net.ports.iter().any(|p| p.paused != 0) {
             self.halt = Some(super::StopReason::PfcDeadlock);
             return;
         }

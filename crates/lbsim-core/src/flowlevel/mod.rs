@@ -107,13 +107,24 @@ impl FlowLevelOutput {
     }
 }
 
-/// Place the scenario's flows and compute their max-min fair rates.
-/// `base_dir` resolves relative file paths (the scenario file's folder).
+/// Place the scenario's flows and compute their max-min fair rates, within
+/// the default `Limits`. `base_dir` resolves relative file paths (the
+/// scenario file's folder).
 pub fn run(s: &Scenario, base_dir: Option<&Path>) -> Result<FlowLevelOutput, ScenarioError> {
+    run_with(s, base_dir, &Limits::default())
+}
+
+/// `run`, refusing a scenario estimated to need more memory than `limits`
+/// (the tree and, per flow, its state, path and row; no packets).
+pub fn run_with(s: &Scenario, base_dir: Option<&Path>, limits: &Limits) -> Result<FlowLevelOutput, ScenarioError> {
     check(s)?;
-    // No packets will exist: the packet engine's memory estimate does not apply.
-    let limits = Limits { max_memory: u64::MAX };
-    let (sim, _) = build::build_with(s, base_dir, &limits)?;
+    // Flows are persistent, so message sizes do not apply; the packet-level workloads
+    // that need one to make their pairs get a placeholder of one byte.
+    let mut built = s.clone();
+    if built.workload.size.is_none() {
+        built.workload.size = Some(crate::scenario::Amount::new("1B"));
+    }
+    let (sim, _) = build::build_for_flow_level(&built, base_dir, limits)?;
     let (mut net, mut flows) = (sim.net, sim.flows);
     let mut placed = vec![0u32; net.ports.len()];
     let mut choosers: Vec<(crate::scenario::LbKind, Box<dyn paths::PathChooser>)> = Vec::new();

@@ -167,6 +167,8 @@ pub struct LbCommon {
     pub transport: crate::scenario::TransportKind,
     /// Shared-buffer switches with PFC.
     pub lossless: bool,
+    /// The shortest period a balancer's self-re-arming timer may have (`units::check_timer`).
+    pub shortest_timer: SimTime,
 }
 
 impl LbCommon {

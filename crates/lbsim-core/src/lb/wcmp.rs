@@ -25,9 +25,23 @@ pub struct WcmpParams {
     pub weights: Option<Vec<u64>>,
 }
 
+/// The largest weight: 2^32 − 1. A weight is a relative share, so this loses
+/// nothing, and the sum over a switch's uplinks (at most 2^16 of them, the
+/// largest radix) then fits the u64 the switch draws its hash point from.
+pub const MAX_WEIGHT: u64 = u32::MAX as u64;
+
 impl Params for WcmpParams {
     fn validate(&self, key: &str) -> Result<(), ScenarioError> {
         if let Some(w) = &self.weights {
+            if let Some((i, x)) = w.iter().enumerate().find(|(_, &x)| x > MAX_WEIGHT) {
+                return Err(ScenarioError::new(
+                    format!("{key}.weights"),
+                    format!(
+                        "weight {i} is {x}, more than the largest weight ({MAX_WEIGHT}); weights are relative \
+                         shares, so scale them down together"
+                    ),
+                ));
+            }
             if w.iter().all(|&x| x == 0) {
                 return Err(ScenarioError::new(
                     format!("{key}.weights"),

@@ -39,11 +39,40 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        let (key, mut message) = (key.into(), message.into());
+        // Shown as "key: message": a message that starts with its key would say it twice.
+        let rest = message.strip_prefix(key.as_str()).filter(|_| !key.is_empty());
+        if let Some(rest) = rest.and_then(|r| r.strip_prefix(": ").or_else(|| r.strip_prefix(' '))) {
+            message = rest.to_string();
+        }
         ScenarioError {
-            key: key.into(),
-            message: message.into(),
+            key,
+            message: compact_numbers(&message),
         }
     }
+}
+
+/// Numbers longer than any integer a scenario holds (a float's plain form:
+/// 1e308 prints with 309 digits) are echoed in scientific notation.
+fn compact_numbers(message: &str) -> String {
+    const LONGEST_INTEGER: usize = 20; // u64::MAX has 20 digits
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        let number = &tail[..len];
+        match number.parse::<f64>() {
+            Ok(x) if number.len() > LONGEST_INTEGER => out.push_str(&format!("{x:e}")),
+            _ => out.push_str(number),
+        }
+        rest = &tail[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Display for ScenarioError {
@@ -320,6 +349,31 @@ pub fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Res
     }
     let mut t = table;
     for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
+        // "failures[0]": an entry of a list of tables the file gives.
+        if let Some((name, index)) = p.strip_suffix(']').and_then(|p| p.split_once('[')) {
+            let at = parts[..=i].join(".");
+            let list = match t.get_mut(name) {
+                Some(toml::Value::Array(list)) => list,
+                _ => {
+                    return Err(ScenarioError::new(
+                        at,
+                        format!("the file has no list {name:?} to index"),
+                    ))
+                }
+            };
+            let n = list.len();
+            let entry = index.parse::<usize>().ok().and_then(|k| list.get_mut(k));
+            t = match entry {
+                Some(toml::Value::Table(inner)) => inner,
+                _ => {
+                    return Err(ScenarioError::new(
+                        at,
+                        format!("is not an entry of {name} (the file gives {n}, numbered from 0)"),
+                    ))
+                }
+            };
+            continue;
+        }
         let entry = t
             .entry(p.to_string())
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -366,6 +420,7 @@ impl Scenario {
     pub fn from_table(user: toml::Table) -> Result<Scenario, ScenarioError> {
         let mut merged = preset_table(&preset_name(&user)?)?;
         let rts_from_preset = user.get("transport").and_then(|t| t.get("timeout_rts")).is_none();
+        let ratio_from_user = user.get("topology").and_then(|t| t.get("oversubscription")).is_some();
         merge(&mut merged, user, "");
         let de = toml::Value::Table(merged);
         let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -386,6 +441,9 @@ impl Scenario {
             t.timeout_rts = false;
         }
         scenario.check_keys()?;
+        if ratio_from_user {
+            scenario.topology.check_ratio()?;
+        }
         Ok(scenario)
     }
 
@@ -396,6 +454,9 @@ impl Scenario {
 
     /// Checks that need no topology: keys that do not apply, obvious ranges.
     fn check_keys(&self) -> Result<(), ScenarioError> {
+        if let Some(name) = &self.name {
+            check_name(name)?;
+        }
         self.workload.check_keys()?;
         self.queue.check()?;
         self.check_parts()?;
@@ -426,6 +487,59 @@ impl Scenario {
         let cc = |name: &str| CcKind::named(name).map(|k| crate::cc::entry(k).check);
         registry::check_tables("cc", &self.cc.tables, CC_KEYS, cc, &CcKind::known())
     }
+}
+
+impl Topology {
+    /// With both `hosts_per_tor` and `uplinks_per_tor` given (by the file or
+    /// its preset), they set the ToR's ratio: an `oversubscription` the user
+    /// gives must agree, or it would be ignored.
+    fn check_ratio(&self) -> Result<(), ScenarioError> {
+        let (Some(u), Some(h)) = (self.uplinks_per_tor, self.hosts_per_tor) else {
+            return Ok(());
+        };
+        let k = self.oversubscription as u64;
+        if h as u64 == u as u64 * k {
+            return Ok(());
+        }
+        Err(ScenarioError::new(
+            "topology.oversubscription",
+            format!(
+                "{k}:1 disagrees with topology.hosts_per_tor = {h} and topology.uplinks_per_tor = {u} (from the file or \
+                 its preset), which set the ToR's ratio when both are given; leave oversubscription out or make them agree"
+            ),
+        ))
+    }
+}
+
+/// The longest scenario name: it names a results directory.
+pub const MAX_NAME_LEN: usize = 100;
+
+/// A scenario's `name` becomes a directory name (`results/<name>`), so it
+/// must be one plain path component: letters, digits, spaces, `-`, `_`,
+/// `.`, `+` and `=`, not starting with a dot or a space nor ending with a
+/// space, at most `MAX_NAME_LEN` characters.
+fn check_name(name: &str) -> Result<(), ScenarioError> {
+    let bad = |msg: String| Err(ScenarioError::new("name", msg));
+    if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
+        return bad(format!(
+            "must be 1 to {MAX_NAME_LEN} characters, got {}",
+            name.chars().count()
+        ));
+    }
+    if let Some(c) = name.chars().find(|&c| !(c.is_alphanumeric() || " -_.+=".contains(c))) {
+        return bad(format!(
+            "{name:?} has {c:?}; a name becomes a directory name, so use letters, digits, spaces, '-', '_', '.', '+' and '='"
+        ));
+    }
+    if name.starts_with('.') {
+        return bad(format!(
+            "{name:?} starts with '.': a name becomes a directory name, which would be hidden"
+        ));
+    }
+    if name.starts_with(' ') || name.ends_with(' ') {
+        return bad(format!("{name:?} starts or ends with a space"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

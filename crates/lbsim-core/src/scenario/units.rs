@@ -202,6 +202,31 @@ impl Amount {
     }
 }
 
+/// The shortest period a timer that re-arms itself may have (a failure's
+/// recurrence, a retransmission timeout, a probing round, a rate-control
+/// timer): one full packet's serialization at the hosts' link rate. A timer
+/// faster than a host can send a packet only multiplies events: at 1 ps a run
+/// of a millisecond needs 10^9 of them per flow and never reaches its horizon.
+pub fn shortest_timer(mtu: u64, host_rate: Rate) -> SimTime {
+    host_rate.serialization(mtu)
+}
+
+/// Checks a self-re-arming timer against `shortest_timer` (`floor`); the error names `key`.
+pub fn check_timer(key: &str, t: &Time, floor: SimTime) -> Result<(), super::ScenarioError> {
+    if t.value >= floor {
+        return Ok(());
+    }
+    Err(super::ScenarioError::new(
+        key,
+        format!(
+            "\"{}\" is shorter than one packet's serialization at the hosts' link rate ({:.3} ns: packet.mtu at \
+             topology.link_rate), the shortest period lbsim accepts for a timer that re-arms itself",
+            t.text,
+            floor.ps() as f64 / 1e3
+        ),
+    ))
+}
+
 macro_rules! text_quantity {
     ($ty:ident, $parse:ident, $expect:literal, $allow_int:literal) => {
         impl<'de> Deserialize<'de> for $ty {

@@ -146,6 +146,11 @@ pub struct Workload {
 }
 
 impl WorkloadKind {
+    /// Whether its messages take their size from `workload.size`.
+    pub fn sized(self) -> bool {
+        self.keys().contains(&"size")
+    }
+
     /// The `[workload]` keys this kind takes besides `kind`.
     fn keys(self) -> &'static [&'static str] {
         match self {
@@ -252,9 +257,17 @@ impl Workload {
             (WorkloadKind::Trace, "load") => w.load.is_none(),
             (WorkloadKind::Trace, "duration") => w.duration.is_none(),
             (WorkloadKind::Alltoall, "parallel") => w.parallel.is_none(),
-            (_, "size") => w.size.is_none(),
+            // `size` is required when the workload is built (`workload::message_size`):
+            // the flow-level mode builds the same workloads without one.
             _ => false,
         }
+    }
+}
+
+impl WorkloadKind {
+    /// Its name in a scenario file ("permutation", "trace", ...).
+    pub fn name(&self) -> String {
+        kind_name(self)
     }
 }
 

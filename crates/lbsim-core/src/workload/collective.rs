@@ -220,7 +220,7 @@ pub(super) fn traffic(
     rng: &mut Rng,
 ) -> Result<Traffic, ScenarioError> {
     let hosts = net.hosts;
-    let size = size.expect("checked by the scenario");
+    let size = size.expect("required by workload::message_size");
     let layout = w.layout.unwrap_or(Layout::HostOrder);
     let count = w.ranks.unwrap_or(hosts);
     let count_key = if w.ranks.is_some() {

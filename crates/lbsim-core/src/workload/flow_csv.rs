@@ -25,6 +25,15 @@ pub fn parse_flow_csv(text: &str, hosts: u32) -> Result<Traffic, String> {
             fields: line.split(',').map(str::trim).collect(),
             line: ln + 1,
         };
+        // A field beyond the header's is a row shifted by a stray comma: its columns would be misread.
+        if row.fields.len() > cols.count {
+            return Err(format!(
+                "line {}: {} fields, but the header names {} columns",
+                row.line,
+                row.fields.len(),
+                cols.count
+            ));
+        }
         let flow = row.flow(&cols, hosts)?;
         let after = row.after(cols.after, out.flows.len() as u32)?;
         let step = row.step(cols.step)?;
@@ -43,6 +52,8 @@ struct Columns {
     start: usize,
     after: Option<usize>,
     step: Option<usize>,
+    /// Columns the header names.
+    count: usize,
 }
 
 impl Columns {
@@ -60,6 +71,7 @@ impl Columns {
             start: find("start_us")?,
             after: find("after").ok(),
             step: find("step").ok(),
+            count: cols.len(),
         })
     }
 }

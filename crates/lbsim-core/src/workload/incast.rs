@@ -33,7 +33,7 @@ pub(super) fn traffic(
     // Senders: a seeded random choice among the other hosts.
     let mut others: Vec<u32> = (0..hosts).filter(|&h| h != receiver).collect();
     rng.shuffle(&mut others);
-    let size = size.expect("checked by the scenario");
+    let size = size.expect("required by workload::message_size");
     Ok(Traffic::plain(
         others[..n as usize]
             .iter()

@@ -120,8 +120,24 @@ pub fn generate(w: &Workload, net: NetInfo, seed: u64, base_dir: Option<&Path>) 
             t
         }
     };
-    if let Some(w) = &w.warmup {
-        traffic.measure_from = start + w.value;
+    if let Some(warmup) = &w.warmup {
+        traffic.measure_from = start + warmup.value;
+        // Without dependencies a flow starts at its own time: if all start within the
+        // warm-up, none would be measured and every statistic would be empty.
+        let waits = traffic.after.iter().any(|a| !a.is_empty()) || !traffic.triggers.is_empty();
+        let last = traffic.flows.iter().map(|f| f.start).max();
+        if let (false, Some(last)) = (waits, last) {
+            if last < traffic.measure_from {
+                return Err(ScenarioError::new(
+                    "workload.warmup",
+                    format!(
+                        "(\"{}\") leaves out every flow: the last starts {} after the workload's start, within it",
+                        warmup.text,
+                        last.saturating_sub(start)
+                    ),
+                ));
+            }
+        }
     }
     Ok(traffic)
 }
@@ -150,6 +166,12 @@ fn message_size(w: &Workload) -> Result<Option<u64>, ScenarioError> {
         .map(|a| a.bytes(0, 0, None))
         .transpose()
         .map_err(|e| ScenarioError::new("workload.size", e))?;
+    if size.is_none() && w.kind.sized() {
+        return Err(ScenarioError::new(
+            "workload.size",
+            format!("is required for workload kind \"{}\"", w.kind.name()),
+        ));
+    }
     if let (Some(0), Some(a)) = (size, w.size.as_ref()) {
         return Err(ScenarioError::new(
             "workload.size",

@@ -51,7 +51,7 @@ pub(super) fn traffic(
     } else {
         tornado(hosts)
     };
-    let size = size.expect("checked by the scenario");
+    let size = size.expect("required by workload::message_size");
     Ok(Traffic::plain(
         dst.iter()
             .enumerate()

@@ -167,6 +167,17 @@ impl LbBuilder for Builder {
 
 fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
     let p: FacaParams = parse_params(params, "lb.faca")?;
+    crate::scenario::units::check_timer("lb.faca.probe_interval", &p.probe_interval, c.shortest_timer)?;
+    // A discovery round probes this many distinct EVs: there are only entropy_space of them.
+    if let Some(n) = p.probe_evs.get("lb.faca.probe_evs")?.filter(|&n| n > c.entropy_space) {
+        return Err(ScenarioError::new(
+            "lb.faca.probe_evs",
+            format!(
+                "{n} distinct EVs per discovery round, but lb.entropy_space has only {}",
+                c.entropy_space
+            ),
+        ));
+    }
     Ok(Box::new(Builder {
         params: p,
         common: *c,

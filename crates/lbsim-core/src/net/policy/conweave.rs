@@ -258,9 +258,19 @@ impl ConWeave {
         sw.up.get(k as usize).copied()
     }
 
+    /// Whether routing believes the path's uplink at this switch still reaches the
+    /// destination (`ctx.group`; a link failure removes the uplink once routing converges).
+    /// A path leaving by a dead uplink would be lost at the link.
+    fn path_usable(&self, ctx: &RouteCtx, path: u8) -> bool {
+        // A routing group lists some of the switch's uplinks: all of them when none is down.
+        ctx.group.len() == ctx.sw.up.len() || self.uplink(ctx.sw, path).is_some_and(|u| ctx.group.contains(&u))
+    }
+
     /// A new path: the first of two uniform draws that no NOTIFY made busy (found = true),
-    /// else the first draw (found = false).
-    fn draw_path(&mut self, src_tor: u32, dst_tor: u32, now: SimTime) -> (u8, bool) {
+    /// else the first draw (found = false). Draws are over the paths routing believes
+    /// usable (`path_usable`); while no link is down that is every path, drawn as before.
+    fn draw_path(&mut self, ctx: &RouteCtx, src_tor: u32, dst_tor: u32) -> (u8, bool) {
+        let now = ctx.now;
         let paths = self.cfg.paths(src_tor, dst_tor) as u64;
         // Within a pod of a 3-tier tree only the ToR's digit of the path ID counts.
         let scale = if paths == self.cfg.shape.uplinks_per_tor as u64 {
@@ -269,8 +279,20 @@ impl ConWeave {
             1
         };
         let scale = if self.cfg.shape.tiers == 3 { scale } else { 1 };
-        let a = (self.rng.below(paths) * scale) as u8;
-        let b = (self.rng.below(paths) * scale) as u8;
+        let (a, b) = if ctx.group.len() == ctx.sw.up.len() {
+            let a = (self.rng.below(paths) * scale) as u8;
+            (a, (self.rng.below(paths) * scale) as u8)
+        } else {
+            let usable: Vec<u8> = (0..paths)
+                .map(|p| (p * scale) as u8)
+                .filter(|&p| self.path_usable(ctx, p))
+                .collect();
+            if usable.is_empty() {
+                return (0, false); // no uplink reaches the destination: the caller drops
+            }
+            let n = usable.len() as u64;
+            (usable[self.rng.below(n) as usize], usable[self.rng.below(n) as usize])
+        };
         if !self.cfg.path_aware {
             return (a, true);
         }
@@ -290,11 +312,15 @@ impl ConWeave {
         let dst_tor = self.tor_of(pkt.dst);
         let reply_timeout = self.cfg.reply_timeout(src_tor, dst_tor);
         let known = self.tx.contains_key(&pkt.flow);
+        // A flow whose path routing now knows to be down starts a new epoch on a usable
+        // path, as if it had been idle: ConWeave leaves failures to routing (the paper
+        // models none), and a path through a dead uplink only loses packets.
+        let lost = self.tx.get(&pkt.flow).is_some_and(|e| !self.path_usable(ctx, e.path));
         let draw = {
             let e = self.tx.get(&pkt.flow);
-            let expired = e.is_none_or(|e| e.active + self.cfg.inactive < now);
+            let expired = lost || e.is_none_or(|e| e.active + self.cfg.inactive < now);
             let timeout = e.is_some_and(|e| !expired && !e.stabilized && e.reply_deadline.is_some_and(|d| d < now));
-            (expired || timeout).then(|| self.draw_path(src_tor, dst_tor, now))
+            (expired || timeout).then(|| self.draw_path(ctx, src_tor, dst_tor))
         };
         let e = self.tx.entry(pkt.flow).or_insert(TxFlow {
             epoch: 0,
@@ -305,7 +331,7 @@ impl ConWeave {
             stabilized: false,
             tail_time: SimTime::ZERO,
         });
-        let expired = !known || e.active + self.cfg.inactive < now;
+        let expired = !known || lost || e.active + self.cfg.inactive < now;
         let stabilized = !expired && e.stabilized;
         e.stabilized = false;
         e.active = now;
@@ -324,7 +350,8 @@ impl ConWeave {
             e.tail_time = SimTime::ZERO;
             pkt_rerouted = false;
             if expired && known {
-                if let Some((p, true)) = draw {
+                // Off a dead path even when both draws are busy.
+                if let Some((p, _)) = draw.filter(|&(_, found)| found || lost) {
                     self.stats.reroutes += (p != e.path) as u64;
                     e.path = p;
                 }
@@ -362,9 +389,12 @@ impl ConWeave {
             op,
         }
         .pack();
-        match self.uplink(ctx.sw, pkt_path) {
+        match self
+            .uplink(ctx.sw, pkt_path)
+            .filter(|_| self.path_usable(ctx, pkt_path))
+        {
             Some(p) => Decision::Forward(p),
-            None => Decision::Drop,
+            None => Decision::Drop, // no uplink reaches the destination, as under the hash
         }
     }
 
@@ -628,10 +658,14 @@ impl SwitchPolicy for ConWeave {
                 }
                 (Some(tor), None) => self.at_source(ctx, pkt, tor),
                 (None, Some(down)) => Decision::Forward(down),
-                (None, None) => match self.uplink(ctx.sw, Header::unpack(pkt.tag).path) {
-                    Some(p) => Decision::Forward(p),
-                    None => Decision::Drop,
-                },
+                // An aggregation switch: the path's uplink, or the hash while routing knows it down.
+                (None, None) => {
+                    let path = Header::unpack(pkt.tag).path;
+                    match self.uplink(ctx.sw, path).filter(|_| self.path_usable(ctx, path)) {
+                        Some(p) => Decision::Forward(p),
+                        None => hashed(ctx, pkt),
+                    }
+                }
             },
             _ => hashed(ctx, pkt),
         }
