@@ -146,13 +146,15 @@ def _parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser(
         "flow-level",
-        help="no packets: each flow on its ECMP/WCMP path at its max-min fair rate",
+        help="no packets: each flow on its ECMP/WCMP/FaCa path at its max-min fair rate",
         description="Flow-level mode (docs/flow-level.md): every flow of the workload is persistent, sits on the "
-        "path its load balancer (ECMP or WCMP) gives it in the packet-level engine, and gets its max-min fair "
-        "rate over the link capacities. Writes scenario.toml, flows.parquet, ports.parquet and summary.json.",
+        "path its load balancer (ECMP, WCMP or FaCa) gives it in the packet-level engine, and gets its max-min "
+        "fair rate over the link capacities; message sizes and start times do not apply (workload.size may be "
+        "left out). Writes scenario.toml, flows.parquet, ports.parquet and summary.json.",
     )
     sp.add_argument("file", type=Path, metavar="FILE")
     add_set(sp)
+    add_memory(sp)
     sp.add_argument(
         "--out",
         type=Path,
@@ -257,7 +259,7 @@ def _cmd_flow_level(a: argparse.Namespace) -> int:
 
     s = _load(a.file, a.sets)
     out = a.out or Path("results") / f"{s.name or a.file.stem}-flow-level"
-    r = flow_level(s, out=out)
+    r = flow_level(s, out=out, max_memory=a.max_memory)
     sm = r.summary
     print(
         f"flows {sm['flows']}  rate min {sm['min_rate_bps'] / 1e9:.2f} / mean {sm['mean_rate_bps'] / 1e9:.2f} / "
@@ -343,9 +345,13 @@ def _problem(row: dict[str, Any]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in row.items() if k not in _INDEX_FIELDS)
     err = row.get("error")
     status = str(row.get("status") or "failed")
+    # Missing cells of the index read as NaN, which is truthy: test for text.
+    run_id = row.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        run_id, status = "-", "invalid" if status == "failed" else status  # no run: its scenario was refused
     if not isinstance(err, str) or not err:
         err = "not run yet (the sweep was interrupted; run it again)" if status == "pending" else "no error recorded"
-    return f"{status} {row.get('run_id') or '-'} ({params}): {err}"
+    return f"{status} {run_id} ({params}): {err}"
 
 
 _INDEX_FIELDS = {
@@ -432,6 +438,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        # A path the user gave that cannot be read or written (a file where a folder is
+        # needed, no permission, a full disk): one line naming it, not a traceback.
+        where = f"{e.filename}: " if e.filename else ""
+        why = e.strerror or str(e)
+        if isinstance(e, (FileExistsError, NotADirectoryError)):
+            why = "a file is in the way where a folder is needed"
+        print(f"error: {where}{why}", file=sys.stderr)
+        return EXIT_USER
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,6 +36,7 @@ from .results import (
     replace_dir,
     table_arrays,
 )
+from .runner import memory_bytes
 from .scenario import Scenario, ScenarioLike, as_scenario
 
 if TYPE_CHECKING:
@@ -137,18 +138,23 @@ class FlowLevelResult:
         )
 
 
-def flow_level(scenario: ScenarioLike, *, out: str | Path | None = None) -> FlowLevelResult:
+def flow_level(
+    scenario: ScenarioLike, *, out: str | Path | None = None, max_memory: int | str | None = None
+) -> FlowLevelResult:
     """Compute a scenario's flows in the flow-level mode (a :class:`Scenario`,
     a scenario file path or a dict) and return its :class:`FlowLevelResult`;
     with ``out``, also save it there (checked before anything is computed).
     Raises :class:`lbsim.ScenarioError` naming the key for an invalid
-    scenario, a balancer other than ECMP or WCMP (``lb.kind``), or failures
-    (the mode has no time; give static rates with ``rate_overrides``)."""
+    scenario, a balancer other than ECMP, WCMP or FaCa (``lb.kind``), failures
+    (the mode has no time; give static rates with ``rate_overrides``), or a
+    workload estimated to need more memory than ``max_memory`` (bytes or text
+    such as ``"64GiB"``; default 8 GiB), before anything is built."""
     s = as_scenario(scenario)
+    limit = memory_bytes(max_memory)
     if out is not None:
         check_out_dir(out)
     try:
-        raw = _core.flow_level(s.text, s.overrides, s.base_dir)
+        raw = _core.flow_level(s.text, s.overrides, s.base_dir, max_memory=limit)
     except ScenarioError as e:
         raise s._err(e) from None
     result = FlowLevelResult.from_raw(raw)

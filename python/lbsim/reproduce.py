@@ -737,7 +737,7 @@ def _core_congestion_figure(results: Mapping[str, Result], stem: Path) -> None:
         ax.set_xlabel("Time (ms)")
         ax.set_ylabel("Congested share of traffic into the core")
         ax.set_ylim(0, 1)
-        ax.legend(ncol=4)
+        style.legend(ax, ncol=4)
         style.save(f, stem)
 
 
@@ -780,7 +780,7 @@ def _fct_figure(fig: Figure, table: Any, stem: Path) -> None:
                         label=style.label(lb))
             ax.set_xlabel(fig.x_label)
             ax.set_ylabel(label)
-        axes[0].legend()
+        style.legend(axes[0])
         style.save(f, stem)
 
 
@@ -806,7 +806,7 @@ def _trace_figure(fig: Figure, results: Mapping[str, Result], stem: Path) -> Non
             ax.set_ylabel(("Average" if stat == "mean_slowdown" else "p99") + " FCT slowdown")
             if fig.y_log:
                 ax.set_yscale("log")
-        axes[0].legend()
+        style.legend(axes[0])
         style.save(f, stem)
     top = max(fig.x.values())
     slowdown_figure({lb: [results[v] for v in results if fig.x[v] == top and v.endswith("/" + lb)] for lb in lbs},
@@ -853,7 +853,7 @@ def _seed_mean_figure(fig: Figure, table: Any, stem: Path, panels: tuple[tuple[s
                 ax.set_xscale("log", base=log_base)
             if y_from_zero:
                 ax.set_ylim(bottom=0)
-        axes[0].legend()
+        style.legend(axes[0])
         style.save(f, stem)
 
 
@@ -976,7 +976,7 @@ def reproduce(
                     ax.set_xscale("log", base=2)
                 if fig.y_log:
                     ax.set_yscale("log")
-                ax.legend(ncol=2 if len(results) > 12 else 1)
+                style.legend(ax, ncol=2 if len(results) > 12 else 1)
             else:
                 names = list(results)
                 heights = [float(results[v].summary.get(fig.metric) or "nan") for v in names]

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _core
 from .errors import LbsimError
 from .scenario import Scenario
 
@@ -57,8 +58,10 @@ __all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
 #: Tables a run writes only when its scenario asks for them.
+#: Every table the engine can write besides ``flows`` (tests/python/test_hardening.py checks this
+#: list against the engine's source, so a new table is never dropped on load or save).
 OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series", "switch_lb_records",
-                   "faca_paths", "port_totals")
+                   "faca_paths", "port_totals", "pfc", "buffers")
 
 #: The message table's columns (derived from the flow table when no message was split).
 MESSAGE_COLUMNS = (
@@ -294,6 +297,8 @@ class Result:
                     "switch_lb_series": "set observe.switch_lb = true",
                     "faca_paths": "set observe.host_lb = true with lb.kind = \"faca\"",
                     "port_totals": "set observe.port_totals = true",
+                    "pfc": "no PFC frame was sent (queue.kind = \"shared\" with queue.shared.pfc = true)",
+                    "buffers": "set observe.buffers = true with queue.kind = \"shared\"",
                     "failures": "the scenario has no [[failures]]",
                     "steps": "the workload is not a collective",
                 }.get(name, "")
@@ -421,7 +426,7 @@ class Result:
         return d
 
     def _meta(self) -> dict[str, Any]:
-        from . import __version__, _core
+        from . import __version__
 
         meta = {
             "lbsim_version": __version__,
@@ -540,6 +545,13 @@ def check_out_dir(path: str | Path) -> None:
             raise LbsimError(
                 f"cannot write results to {d}: it holds files that are not an lbsim run "
                 "(choose a new or empty directory)"
+            )
+        # An earlier run is replaced whole: only if everything in it is lbsim's own.
+        foreign = _core.foreign_entry(d)
+        if foreign is not None:
+            raise LbsimError(
+                f"cannot write results to {d}: it holds an earlier run and {foreign}, which lbsim did not write "
+                "and would delete with it (move it, or choose a new directory)"
             )
     at = d.parent
     while not at.exists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import _core
-from .errors import LbsimError, ScenarioError
+from .errors import LbsimError, ScenarioError, UnitError
 from .progress import RunProgress, wants_progress
 from .results import Result, check_out_dir
 from .scenario import ScenarioLike, as_scenario
@@ -62,9 +62,13 @@ def memory_bytes(limit: int | str | None) -> int | None:
         if isinstance(limit, int) and limit <= 0:
             raise LbsimError(f"max_memory must be positive, got {limit}")
         return limit
-    kind, value = _core.parse_amount(str(limit))
+    units = "B, KiB, MiB, GiB, TiB, KB, MB, GB or TB"
+    try:
+        kind, value = _core.parse_amount(str(limit))
+    except UnitError:
+        kind, value = "", 0
     if kind != "bytes" or not value:
-        raise LbsimError(f"max_memory must be an amount of memory such as '64GiB', got {limit!r}")
+        raise LbsimError(f"max_memory must be an amount of memory such as '64GiB' ({units}), got {limit!r}")
     return int(value)
 
 

@@ -147,6 +147,27 @@ def _read_json(p: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _complete_run(d: Path, key: str) -> bool:
+    """Whether ``d`` holds this run whole: its summary and metadata parse, the
+    metadata names this run's key, and every file a run writes is there (each
+    table a Parquet file whose last bytes are Parquet's end marker). A resumed
+    sweep reruns anything less instead of reporting a half-written run."""
+    if not is_run_dir(d) or _read_json(d / "summary.json") is None:
+        return False
+    meta = _read_json(d / "run.json")
+    if meta is None or meta.get("key") != key:
+        return False
+    for name in ("flows.parquet", "drops.parquet"):
+        try:
+            with open(d / name, "rb") as f:
+                f.seek(-4, os.SEEK_END)
+                if f.read(4) != b"PAR1":
+                    return False
+        except OSError:
+            return False
+    return True
+
+
 def _jsonable(v: Any) -> Any:
     if isinstance(v, (str, int, float, bool)) or v is None:
         return v
@@ -202,7 +223,7 @@ class _Sweep:
         todo = []
         for key, st in self.runs.items():
             d = self.runs_dir / key
-            if is_run_dir(d):
+            if _complete_run(d, key):
                 st.status = "done"
                 meta = _read_json(d / "run.json") or {}
                 st.attempts = int(meta.get("attempt", 1))

@@ -193,3 +193,120 @@ def test_cli_max_memory_option(tmp_path: Path, cli) -> None:
     p = cli("run", "s.toml", "--max-memory", "100KiB", "-q", "--out", "o")
     assert p.returncode == 2 and "max-memory" in p.stderr, p.stderr
     assert not os.path.exists(tmp_path / "o")
+
+
+# ---- Issue 45 (hardening, second round) ------------------------------------------------------------
+
+#: A 16-to-1 incast on the lossless RDMA fabric (32 hosts: 2 ToRs of 16): its ToR pauses the senders.
+PFC_INCAST = """\
+preset = "rdma_lossless"
+name = "pfc_small"
+[topology]
+hosts = 32
+radix = 24
+[workload]
+kind = "incast"
+size = "256KiB"
+senders = 16
+[observe]
+buffers = true
+bucket = "5us"
+"""
+
+
+def test_every_engine_table_is_loaded_and_saved() -> None:
+    """Defect 4's class: the Python side knows every table the engine can write."""
+    from lbsim.results import OPTIONAL_TABLES
+
+    assert {"flows", "drops", *OPTIONAL_TABLES} == set(lbsim._core.table_names())
+
+
+def test_pfc_tables_survive_load_save_and_report(tmp_path: Path, cli) -> None:
+    """Defect 4: pfc.parquet and buffers.parquet were lost on load, so `lbsim report DIR` had no PFC
+    section and save() of a loaded run left them behind."""
+    r = lbsim.run(lbsim.Scenario.from_toml(PFC_INCAST), progress=False, out=tmp_path / "run")
+    assert {"pfc", "buffers"} <= set(r.table_names)
+    loaded = lbsim.load(tmp_path / "run")
+    assert {"pfc", "buffers"} <= set(loaded.table_names)
+    assert loaded.table("pfc")["pauses_sent"].sum() > 0
+    loaded.save(tmp_path / "copy")
+    assert (tmp_path / "copy" / "pfc.parquet").is_file() and (tmp_path / "copy" / "buffers.parquet").is_file()
+    cli("report", str(tmp_path / "run"), check=True)
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "pfc.parquet" in html
+
+
+def test_a_rerun_keeps_what_lbsim_did_not_write(tmp_path: Path, small_file: Path, cli) -> None:
+    """Defect 9: a rerun into a run directory deleted a file the user had put there."""
+    cli("run", str(small_file), "--out", "r", "-q", check=True)
+    (tmp_path / "r" / "notes.txt").write_text("mine")
+    p = cli("run", str(small_file), "--out", "r", "-q")
+    assert p.returncode == 2 and "notes.txt" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert (tmp_path / "r" / "notes.txt").read_text() == "mine"
+    with pytest.raises(LbsimError, match="notes.txt"):
+        lbsim.run(lbsim.Scenario.load(small_file), progress=False, out=tmp_path / "r")
+    # What lbsim wrote there (a report, the plots `lbsim plot DIR` draws) may be replaced.
+    (tmp_path / "r" / "notes.txt").unlink()
+    cli("report", "r", check=True)
+    cli("plot", "r", check=True)
+    cli("run", str(small_file), "--out", "r", "-q", check=True)
+
+
+def test_sweep_resume_reruns_an_incomplete_run(tmp_path: Path) -> None:
+    """Defect 9: resume trusted any directory with a summary.json and scenario.toml."""
+    s = lbsim.Scenario.from_toml(SMALL)
+    with cf.ThreadPoolExecutor(1) as ex:
+        first = lbsim.sweep(s, {"seed": [1, 2]}, out=tmp_path / "sw", executor=ex, progress=False)
+        assert first.stats["ok"] == 2
+        runs = sorted((tmp_path / "sw" / "runs").iterdir())
+        (runs[0] / "flows.parquet").unlink()
+        (runs[1] / "drops.parquet").write_bytes(b"cut short")
+        again = lbsim.sweep(s, {"seed": [1, 2]}, out=tmp_path / "sw", executor=ex, progress=False)
+    assert again.stats["ran"] == 2 and again.stats["already_done"] == 0
+    assert len(again.flows()) == 2 * 16
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("plot", "r", "--out", "afile"), ("report", "r", "--out", "afile/r.html")],
+)
+def test_cli_paths_give_one_line(tmp_path: Path, small_file: Path, cli, args: tuple[str, ...]) -> None:
+    """Defect 9: a file where a folder is needed ended in a Python traceback."""
+    cli("run", str(small_file), "--out", "r", "-q", check=True)
+    (tmp_path / "afile").write_text("")
+    p = cli(*args)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip().count("\n") == 0 and "afile" in p.stderr, p.stderr
+
+
+def test_sweep_summary_and_report_say_what_happened(tmp_path: Path, cli) -> None:
+    """Defect 10: an invalid point printed "failed nan"; a sweep report called a balancer the fastest
+    when its only rival had not finished."""
+    (tmp_path / "s.toml").write_text(SMALL)
+    p = cli("sweep", "s.toml", "--grid", "lb.kind=ecmp,bogus", "-q", "--report", "--out", "sw")
+    assert p.returncode == 1
+    assert "nan" not in p.stderr and "invalid - (lb.kind=bogus)" in p.stderr, p.stderr
+    html = (tmp_path / "sw" / "report.html").read_text()
+    assert "completed the workload fastest" not in html
+
+
+def test_flow_level_takes_a_memory_limit_and_needs_no_size(tmp_path: Path, cli) -> None:
+    """Defect 5 and 10: flow-level mode had no --max-memory, and demanded workload.size."""
+    (tmp_path / "s.toml").write_text('[topology]\nhosts = 16\n[lb]\nkind = "ecmp"\n[workload]\nkind = "permutation"\n')
+    p = cli("flow-level", "s.toml", "--max-memory", "100KiB", "--out", "fl")
+    assert p.returncode == 2 and "max-memory" in p.stderr and not (tmp_path / "fl").exists(), p.stderr
+    p = cli("flow-level", "s.toml", "--out", "fl")
+    assert p.returncode == 0, p.stderr
+    assert lbsim.load_flow_level(tmp_path / "fl").summary["flows"] == 16
+    assert "FaCa" in cli("flow-level", "--help").stdout
+    p = cli("run", "s.toml", "--max-memory", "3 parsecs")
+    assert p.returncode == 2 and "pkt" not in p.stderr and "GiB" in p.stderr, p.stderr
+
+
+def test_reports_of_empty_runs_raise_no_warnings(tmp_path: Path) -> None:
+    """Defect 10: matplotlib warned (a legend of nothing) on a run where no flow finished."""
+    r = lbsim.run(lbsim.Scenario.from_toml(CUT_OFF).set("stop_at", "1us"), progress=False, out=tmp_path / "r")
+    assert r.summary["finished_flows"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lbsim.report.report(tmp_path / "r")

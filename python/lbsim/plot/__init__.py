@@ -93,7 +93,7 @@ def fct_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
         ax.set_xlabel("Flow completion time (µs)")
         ax.set_ylabel("Fraction of flows (CDF)")
         ax.set_ylim(0, 1.02)
-        ax.legend(loc="lower right")
+        style.legend(ax, loc="lower right")
     return fig
 
 

@@ -71,7 +71,7 @@ def grouped_bars(
         if log:
             ax.set_yscale("log")
         ax.grid(False, axis="x")
-        ax.legend(ncol=min(len(lbs), 5), fontsize=7, loc="upper left", bbox_to_anchor=(0, 1.25))
+        style.legend(ax, ncol=min(len(lbs), 5), fontsize=7, loc="upper left", bbox_to_anchor=(0, 1.25))
     return fig
 
 
@@ -94,5 +94,5 @@ def rtt_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
         ax.set_xlabel("Packet RTT (µs)")
         ax.set_ylabel("Fraction of packets (CDF)")
         ax.set_ylim(0, 1.02)
-        ax.legend(loc="lower right")
+        style.legend(ax, loc="lower right")
     return fig

@@ -56,13 +56,13 @@ def reorder_figure(groups: Mapping[str, Result], stem: str | Path) -> list[Path]
         for ax in imbalance:
             ax.set_xlabel("Uplink imbalance (max − min) / mean")
         imbalance[0].set_ylabel("CDF")
-        imbalance[0].legend(fontsize=6)
+        style.legend(imbalance[0], fontsize=6)
         queues.set_xlabel("Reorder queues in use per ToR downlink")
         memory.set_xlabel("Reorder memory per ToR (MB)")
         for ax in (queues, memory):
             ax.set_ylabel("CDF")
         if queues.lines:
-            queues.legend(fontsize=6)
+            style.legend(queues, fontsize=6)
         return style.save(fig, stem)
 
 
@@ -77,5 +77,5 @@ def resume_error_figure(groups: Mapping[str, Result], stem: str | Path) -> list[
         ax.axvline(0.0, color="black", linewidth=0.6)
         ax.set_xlabel("T_resume − TAIL arrival (µs)")
         ax.set_ylabel("CDF")
-        ax.legend(fontsize=7)
+        style.legend(ax, fontsize=7)
         return style.save(fig, stem)

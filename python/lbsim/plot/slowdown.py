@@ -51,7 +51,7 @@ def slowdown_per_bucket(
         ax.set_xlabel("Flow size (bytes, equal-count buckets)")
         ax.set_ylabel(f"FCT slowdown ({'average' if stat == 'mean' else stat})")
         ax.set_ylim(bottom=1.0)
-        ax.legend(loc="upper left")
+        style.legend(ax, loc="upper left")
     return fig
 
 
@@ -71,7 +71,7 @@ def slowdown_cdf(groups: Mapping[str, Sequence[Result]], ax: Any = None) -> Any:
         ax.set_xlabel("FCT slowdown")
         ax.set_ylabel("Fraction of flows (CDF)")
         ax.set_ylim(0, 1.02)
-        ax.legend(loc="lower right")
+        style.legend(ax, loc="lower right")
     return fig
 
 

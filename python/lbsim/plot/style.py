@@ -107,6 +107,15 @@ def figure(size: str = "single", ncols: int = 1) -> tuple[Figure, Any]:
     return fig, ax
 
 
+def legend(ax: Any, **kwargs: Any) -> None:
+    """A legend on ``ax`` (an axes or a figure) when something on it has a
+    label; an empty run draws no line, and asking matplotlib for a legend of
+    nothing only warns."""
+    axes = ax.get_axes() if hasattr(ax, "get_axes") else [ax]
+    if any(not h.get_label().startswith("_") for a in axes for h in a.get_legend_handles_labels()[0]):
+        ax.legend(**kwargs)
+
+
 def apply(ax: Axes) -> None:
     """Style an axes created outside :func:`figure`."""
     ax.grid(True, alpha=RC["grid.alpha"], linewidth=RC["grid.linewidth"])

@@ -71,7 +71,7 @@ def max_load_over_time(df: pd.DataFrame) -> Figure:
         ax.set_ylabel("Maximum load (balls)")
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
-        ax.legend(loc="upper left")
+        style.legend(ax, loc="upper left")
     return fig
 
 
@@ -96,7 +96,7 @@ def queues_over_time(df: pd.DataFrame) -> Figure:
             ax.set_ylim(0, top)
             ax.set_xlim(left=0)
         axes[0].set_ylabel("Queue length (balls)")
-        axes[1].legend(loc="upper right", ncols=2, fontsize=7)
+        style.legend(axes[1], loc="upper right", ncols=2, fontsize=7)
     return fig
 
 
@@ -152,7 +152,7 @@ def evs_imbalance(df: pd.DataFrame) -> Figure:
             ax.set_xlabel("Entropy values per flow (EVS size)")
             ax.set_title(f"{f} flow{'s' if f != 1 else ''}, {uplinks} uplinks")
         axes[0].set_ylabel("Load imbalance (%)")
-        axes[0].legend(loc="upper right")
+        style.legend(axes[0], loc="upper right")
     return fig
 
 
@@ -176,7 +176,7 @@ def coalescing_over_time(df: pd.DataFrame) -> Figure:
         ax.set_ylabel("Maximum load (balls)")
         ax.set_title(f"ACK coalescing, n = {df.attrs.get('n')}")
         ax.set_xlim(left=0)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+        style.legend(ax, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     return fig
 
 
@@ -201,5 +201,5 @@ def convergence_cdf(df: pd.DataFrame) -> Figure:
         ax.set_xlim(left=0)
         init = df.attrs.get("initial", "empty")
         ax.set_title(f"Recycled balls-into-bins, start: {init}")
-        ax.legend(loc="lower right")
+        style.legend(ax, loc="lower right")
     return fig

@@ -114,7 +114,7 @@ def drops_over_time(groups: Mapping[str, Result], ax: Any) -> None:
             )
     ax.set_xlabel("Time (µs)")
     ax.set_ylabel("Drops per bucket")
-    ax.legend(loc="upper right")
+    style.legend(ax, loc="upper right")
 
 
 def timeseries_figure(groups: Mapping[str, Result], stem: str | Path, drops: bool | None = None) -> list[Path]:
@@ -143,7 +143,7 @@ def timeseries_figure(groups: Mapping[str, Result], stem: str | Path, drops: boo
             fct = r.summary.get("max_fct_us")
             extra = f", completion {fct:.0f} µs" if isinstance(fct, (int, float)) else ", unfinished"
             port_utilization(r, ax, title=f"{style.label(name)}{extra}")
-        axes[0].legend(loc="lower left", ncols=4, fontsize=6)
+        style.legend(axes[0], loc="lower left", ncols=4, fontsize=6)
         if drops:
             drops_over_time(groups, axes[-1])
         return style.save(fig, stem)

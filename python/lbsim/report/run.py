@@ -544,7 +544,7 @@ def _timeseries(r: Result, notes: Notes) -> Section | None:
         with style.context():
             fig, ax = plt.subplots(1, 1, figsize=(7.0, 3.0), layout="constrained")
             port_utilization(r, ax)
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(len(names), 6), fontsize=6)
+            style.legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(len(names), 6), fontsize=6)
         return fig
 
     f = figure(notes, "ports-plot", "Utilization and queue per port", "", draw_ports)
@@ -567,7 +567,7 @@ def _timeseries(r: Result, notes: Notes) -> Section | None:
                 ax.set_xlabel("Time (µs)")
                 ax.set_ylabel("Uplink imbalance (%)")
                 ax.set_ylim(bottom=0)
-                ax.legend(loc="upper right")
+                style.legend(ax, loc="upper right")
             return fig
 
         f = figure(
