@@ -26,7 +26,10 @@ fn rdma(preset: &str, flows: &[(u32, u32, u64)], extra: &str, tag: &str) -> (Run
 /// arrival; Go-Back-N then resends everything from 9 up to what the sender
 /// had sent when the NACK came back: at line rate one packet every τ, the
 /// NACK arrives 10τ + base RTT after the start, so the sender had sent
-/// ⌊10 + RTT/τ⌋ + 1 packets. IRN resends packet 9 alone.
+/// ⌊10 + RTT/τ⌋ + 1 packets. IRN with the paper's selective rule resends
+/// packet 9 alone; with the ConWeave artifact's rewind (the preset) it
+/// resends 9 and whatever was in flight behind it and not yet selectively
+/// acknowledged when the sender got to it: more than one, at most Go-Back-N's.
 #[test]
 fn one_loss_costs_go_back_n_its_window_and_irn_one_packet() {
     let drop = "[[failures]]\nlink = \"h0->t0_0\"\nkind = \"drop_nth\"\nnth = 10\nduration = \"1.5us\"\n";
@@ -40,10 +43,20 @@ fn one_loss_costs_go_back_n_its_window_and_irn_one_packet() {
     assert_eq!(gbn.counters.retransmissions, sent_at_nack - 9);
     assert_eq!(gbn.counters.nacks_sent, 1, "one NACK: the gap closed within 4 us");
     assert_eq!(gbn.counters.timeouts, 0);
-    let (irn, _) = rdma("rdma_irn", &flow, drop, "irn1");
+    let selective = format!("{drop}[transport.rdma]\nirn_recovery = \"selective\"\n");
+    let (irn, _) = rdma("rdma_irn", &flow, &selective, "irn1");
     assert_eq!(irn.counters.drops_failure, 1);
     assert_eq!(irn.counters.retransmissions, 1);
     assert!(irn.flows[0].fct_us < gbn.flows[0].fct_us);
+    let (rewind, _) = rdma("rdma_irn", &flow, drop, "irn1-rewind");
+    assert_eq!(rewind.counters.drops_failure, 1);
+    let r = rewind.counters.retransmissions;
+    assert!(
+        r > 1 && r <= gbn.counters.retransmissions,
+        "{r} against Go-Back-N's {}",
+        gbn.counters.retransmissions
+    );
+    assert!(rewind.flows[0].fct_us <= gbn.flows[0].fct_us);
 }
 
 /// A lost tail (the last packet) has no later packet to reveal it: only

@@ -35,6 +35,8 @@ struct RdmaSender {
     recovery: Recovery,
     timer: RdmaTimer,
     window: Option<u32>,
+    /// IRN rewinds to the cumulative ACK on a NACK (`transport.rdma.irn_recovery`).
+    irn_rewind: bool,
 }
 
 /// `[transport.rdma]` as each sender needs it.
@@ -48,6 +50,7 @@ fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, Scenario
             recovery: Recovery::GoBackN,
             timer: RdmaTimer::new(d.rto, d.rto, 0),
             window: None,
+            irn_rewind: false,
         },
         _ => {
             let key = "transport.rdma.irn_window";
@@ -71,6 +74,7 @@ fn rdma_sender(s: &Scenario, d: &Derived) -> Result<Option<RdmaSender>, Scenario
                 recovery: Recovery::Irn,
                 timer: RdmaTimer::new(r.irn_rto_low.value, r.irn_rto_high.value, r.irn_low_inflight),
                 window: Some(packets as u32),
+                irn_rewind: r.irn_recovery == crate::scenario::IrnRecovery::Rewind,
             }
         }
     }))
@@ -279,6 +283,7 @@ pub fn create(
             f.tx.set_rts_uncounted(!s.transport.rts_in_flight);
             if let Some(r) = parts.rdma {
                 f.tx.set_rdma(r.recovery, r.timer);
+                f.tx.set_irn_rewind(r.irn_rewind);
                 if let Some(window) = r.window {
                     f.tx.set_ooo_limit(window);
                 }

@@ -129,6 +129,10 @@ fn params(s: &Scenario, d: &Derived) -> SimParams {
                     .as_ref()
                     .map_or(SimTime::ZERO, |r| r.nack_interval.value),
                 cnp_on_ooo: s.transport.rdma.as_ref().is_some_and(|r| r.cnp_on_ooo),
+                irn_nack_in_recovery: s.transport.rdma.as_ref().is_some_and(|r| {
+                    s.transport.kind == crate::scenario::TransportKind::Irn
+                        && r.irn_recovery == crate::scenario::IrnRecovery::Rewind
+                }),
                 cumulative: s.transport.ack_info == crate::scenario::AckInfo::CumulativeSack,
                 marked_at_once: s.transport.ack_marked_at_once,
             },

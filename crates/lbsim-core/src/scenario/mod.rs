@@ -26,7 +26,7 @@ pub use registry::{CcKind, LbKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-pub use transport::{warnings, AckInfo, RdmaTransport, RttSamples, RtxOrder, Transport, TransportKind};
+pub use transport::{warnings, AckInfo, IrnRecovery, RdmaTransport, RttSamples, RtxOrder, Transport, TransportKind};
 pub use units::{Amount, AmountValue, AutoAmount, AutoTime, NeverTime, RateSpec, Time};
 pub use workload::{Arrivals, LoadBasis, Release, TracePattern, Workload, WorkloadKind};
 

@@ -131,6 +131,24 @@ pub struct RdmaTransport {
     /// IRN's RTO otherwise.
     pub irn_rto_high: Time,
     pub irn_low_inflight: u32,
+    /// IRN's loss recovery: "selective" (IRN §3.1: resend only what a later
+    /// arrival proves lost) or "rewind" (the ConWeave artifact's: back to the
+    /// cumulative ACK, resend everything not selectively acknowledged).
+    #[serde(default)]
+    pub irn_recovery: IrnRecovery,
+}
+
+/// `transport.rdma.irn_recovery` (docs/rdma.md, IRN).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrnRecovery {
+    /// IRN (SIGCOMM '18) §3.1: a packet in flight below one a NACK names is lost.
+    Selective,
+    /// The ConWeave artifact (rdma-hw.cc `ReceiveAck`, `RecoverQueue`): a NACK outside
+    /// recovery rewinds snd_nxt to snd_una; every packet not selectively acknowledged,
+    /// in flight or not, is sent again.
+    #[default]
+    Rewind,
 }
 
 impl Transport {

@@ -11,9 +11,15 @@
 //! sent (IRN's BDP flow control). The timer (RTO_low with few packets
 //! outstanding, RTO_high otherwise) declares every in-flight packet lost.
 //!
-//! The ConWeave artifact's IRN rewinds to the cumulative count and resends
-//! every packet not yet selectively acknowledged, including ones still in
-//! flight; lbsim follows the paper's rule (docs/rdma.md).
+//! `transport.rdma.irn_recovery = "rewind"` (the rdma presets) is the
+//! ConWeave artifact's IRN instead (rdma-hw.cc `ReceiverCheckSeq`,
+//! `ReceiveAck`, `RecoverQueue`): a NACK that finds the sender outside
+//! recovery rewinds it to the cumulative count, and every packet not yet
+//! selectively acknowledged, in flight or not, is sent again; any ACK without
+//! a selective one ends the recovery. Its receiver answers an in-order or
+//! duplicate arrival with a NACK while a gap remains above it. So a packet a
+//! balancer merely delays costs retransmissions there, as on the artifact's
+//! NICs (docs/rdma.md).
 
 use super::receiver::{AckPolicy, Arrival, Receive, Reply};
 use super::sender::{Acked, PktState, Sender};
@@ -24,6 +30,8 @@ use crate::time::SimTime;
 #[derive(Debug)]
 pub struct Irn {
     expected: u32,
+    /// One past the highest seq received: a gap remains while it is above `expected`.
+    above: u32,
     /// One bit per packet received.
     got: Vec<u64>,
     nack_quiet_until: SimTime,
@@ -34,6 +42,7 @@ impl Irn {
     pub fn new(npkts: u32) -> Self {
         Irn {
             expected: 0,
+            above: 0,
             got: vec![0; (npkts as usize).div_ceil(64)],
             nack_quiet_until: SimTime::ZERO,
             finish: None,
@@ -46,6 +55,20 @@ impl Irn {
 
     fn mark(&mut self, seq: u32) {
         self.got[(seq / 64) as usize] |= 1 << (seq % 64);
+        self.above = self.above.max(seq + 1);
+    }
+
+    /// The answer to an in-order or duplicate arrival: an ACK, or under the
+    /// artifact's rule a NACK naming nothing while a gap remains (its sender
+    /// then rewinds unless it is recovering already).
+    fn in_order_answer(&self, ecn: bool, policy: &AckPolicy) -> Reply {
+        let gap = self.finish.is_none() && self.above > self.expected;
+        let kind = if policy.irn_nack_in_recovery && gap {
+            PacketKind::Nack
+        } else {
+            PacketKind::Ack
+        };
+        self.answer(kind, 0, ecn)
     }
 
     fn answer(&self, kind: PacketKind, sacked: u32, cnp: bool) -> Reply {
@@ -62,7 +85,7 @@ impl Receive for Irn {
     fn on_data(&mut self, pkt: &Packet, npkts: u32, now: SimTime, policy: &AckPolicy) -> Arrival {
         let seq = pkt.seq;
         if self.finish.is_some() || seq < self.expected {
-            let reply = self.answer(PacketKind::Ack, 0, pkt.ecn);
+            let reply = self.in_order_answer(pkt.ecn, policy);
             return Arrival {
                 new: false,
                 complete: false,
@@ -80,7 +103,7 @@ impl Receive for Irn {
                 self.finish = Some(now);
                 self.got = Vec::new();
             }
-            let reply = self.answer(PacketKind::Ack, 0, pkt.ecn);
+            let reply = self.in_order_answer(pkt.ecn, policy);
             return Arrival { new, complete, reply };
         }
         let reply = if new || now >= self.nack_quiet_until {
@@ -110,13 +133,20 @@ impl Receive for Irn {
 }
 
 impl Sender {
-    /// An IRN ACK, or a NACK that selectively acknowledges `sacked`.
-    pub fn irn_on_answer(&mut self, cumulative: u32, sacked: Option<u32>, now: SimTime) -> Acked {
+    /// An IRN ACK, or a NACK (`nack`) that may selectively acknowledge `sacked`.
+    pub fn irn_on_answer(&mut self, cumulative: u32, sacked: Option<u32>, nack: bool, now: SimTime) -> Acked {
         let mut acked = self.ack_below(cumulative, now);
-        if let Some(s) = sacked.filter(|&s| s < self.npkts) {
+        let sacked = sacked.filter(|&s| s < self.npkts);
+        if let Some(s) = sacked {
             let one = self.on_ack(s);
             acked.bytes += one.bytes;
             acked.all |= one.all;
+        }
+        if self.irn.rewind {
+            self.irn_rewind_on_answer(nack);
+            return acked;
+        }
+        if let Some(s) = sacked {
             self.nacks += 1;
             if !self.irn.active {
                 self.irn.active = true;
@@ -132,6 +162,28 @@ impl Sender {
             self.irn.active = false;
         }
         acked
+    }
+
+    /// The artifact's rule (`irn_recovery = "rewind"`): a NACK outside recovery
+    /// declares every packet in flight above the cumulative count lost, to be
+    /// sent again in order; recovery ends when the count passes what was sent
+    /// then, or at any answer that is not a NACK.
+    fn irn_rewind_on_answer(&mut self, nack: bool) {
+        if nack {
+            self.nacks += 1;
+            if !self.irn.active {
+                self.irn.active = true;
+                self.irn.until = self.next_new();
+                for seq in self.una()..self.next_new() {
+                    self.declare_lost(seq, true);
+                }
+            }
+        } else {
+            self.irn.active = false;
+        }
+        if self.irn.active && self.una() >= self.irn.until {
+            self.irn.active = false;
+        }
     }
 
     /// The timer fired: every packet in flight is lost; a new episode.
@@ -196,15 +248,68 @@ mod tests {
         for _ in 0..8 {
             s.take_next(SimTime::ZERO);
         }
-        s.irn_on_answer(1, None, us(1));
+        s.irn_on_answer(1, None, false, us(1));
         for sacked in 2..8 {
-            s.irn_on_answer(1, Some(sacked), us(1));
+            s.irn_on_answer(1, Some(sacked), true, us(1));
         }
         assert_eq!(s.take_next(us(2)), (1, 1048, true));
         assert_eq!(s.take_next(us(2)).0, 8, "then new data");
         assert_eq!(s.retransmissions, 1);
-        s.irn_on_answer(8, None, us(3));
+        s.irn_on_answer(8, None, false, us(3));
         assert!(!s.irn.active, "the episode ended");
         assert_eq!(s.timer.deadline, us(103), "two outstanding: RTO_low");
+    }
+
+    /// The ConWeave artifact's rule: packet 1 of 0..8 only delayed (a balancer
+    /// reordered it). The NACK for 2 rewinds the sender to 1: 1 and 3..7 go
+    /// again, in order, though all but 1 are still on their way; their NACKs
+    /// change nothing, and the ACK once 1 arrives ends the recovery.
+    #[test]
+    fn the_artifacts_rewind_resends_what_is_in_flight() {
+        let mut s = Sender::new(10 * 1000, 10, 1048, 48);
+        s.active = true;
+        let us = SimTime::from_us;
+        s.set_rdma(Recovery::Irn, RdmaTimer::new(us(100), us(320), 3));
+        s.set_irn_rewind(true);
+        for _ in 0..8 {
+            s.take_next(SimTime::ZERO);
+        }
+        s.irn_on_answer(1, None, false, us(1));
+        s.irn_on_answer(1, Some(2), true, us(1));
+        assert!(s.irn.active);
+        let resent: Vec<u32> = (0..6).map(|_| s.take_next(us(2)).0).collect();
+        assert_eq!(resent, [1, 3, 4, 5, 6, 7]);
+        assert_eq!(s.retransmissions, 6);
+        for sacked in 3..8 {
+            s.irn_on_answer(1, Some(sacked), true, us(2));
+        }
+        assert_eq!(
+            s.take_next(us(3)),
+            (8, 1048, false),
+            "no second rewind within the episode"
+        );
+        s.irn_on_answer(8, None, false, us(4));
+        assert!(!s.irn.active, "an ACK ends the recovery");
+    }
+
+    /// The artifact's receiver: while a gap remains above it, an in-order or
+    /// duplicate arrival is answered with a NACK naming nothing.
+    #[test]
+    fn the_artifacts_receiver_nacks_in_order_arrivals_above_a_gap() {
+        let policy = AckPolicy {
+            irn_nack_in_recovery: true,
+            ..PER_PACKET
+        };
+        let mut r = Irn::new(4);
+        let t = SimTime::ZERO;
+        let kinds: Vec<(PacketKind, u16)> = [0, 2, 0, 1, 3]
+            .iter()
+            .map(|&s| match r.on_data(&data(s), 4, t, &policy).reply {
+                Reply::Cumulative { kind, sacked, .. } => (kind, sacked),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        use PacketKind::{Ack, Nack};
+        assert_eq!(kinds, [(Ack, 0), (Nack, 1), (Nack, 0), (Ack, 0), (Ack, 0)]);
     }
 }

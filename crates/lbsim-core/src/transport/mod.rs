@@ -368,7 +368,8 @@ impl Flow {
             Recovery::GoBackN => self.tx.gbn_on_answer(pkt.kind, pkt.seq, now),
             _ => {
                 let sacked = (pkt.kind == PacketKind::Nack && pkt.span > 0).then(|| pkt.seq + pkt.span as u32);
-                self.tx.irn_on_answer(pkt.seq, sacked, now)
+                self.tx
+                    .irn_on_answer(pkt.seq, sacked, pkt.kind == PacketKind::Nack, now)
             }
         };
         self.cc.on_ack(&AckSignal {

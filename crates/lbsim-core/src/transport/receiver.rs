@@ -37,6 +37,9 @@ pub struct AckPolicy {
     pub nack_interval: SimTime,
     /// RDMA receivers: an out-of-order arrival also asks for a rate cut (CNP).
     pub cnp_on_ooo: bool,
+    /// IRN receivers answer an in-order or duplicate arrival with a NACK while
+    /// a gap remains above it (the ConWeave artifact, `irn_recovery = "rewind"`).
+    pub irn_nack_in_recovery: bool,
     /// SACK receiver: ACKs carry a cumulative ACK and a bitmap (`SackRecord`).
     pub cumulative: bool,
     /// Under coalescing, an ECN-marked arrival is acknowledged at once.
@@ -523,6 +526,7 @@ pub(crate) mod tests {
         delay: None,
         nack_interval: SimTime::from_us(4),
         cnp_on_ooo: true,
+        irn_nack_in_recovery: false,
         cumulative: false,
         marked_at_once: false,
     };

@@ -95,6 +95,8 @@ pub(super) struct IrnEpisode {
     pub active: bool,
     pub until: u32,
     pub scan: u32,
+    /// A NACK outside an episode rewinds (`transport.rdma.irn_recovery = "rewind"`).
+    pub rewind: bool,
 }
 
 /// `repr(C)`: the fields stay in this order. A flow is aligned to a cache
@@ -232,6 +234,11 @@ impl Sender {
     pub fn set_rdma(&mut self, recovery: Recovery, timer: RdmaTimer) {
         self.recovery = recovery;
         self.timer = timer;
+    }
+
+    /// IRN's recovery rewinds to the cumulative ACK (the ConWeave artifact's).
+    pub fn set_irn_rewind(&mut self, on: bool) {
+        self.irn.rewind = on;
     }
 
     /// Wire size of a header-only packet (a timeout RTS).
