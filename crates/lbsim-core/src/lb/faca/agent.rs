@@ -102,6 +102,8 @@ struct Stats {
     bytes: u64,
     placed: u64,
     fallbacks: u64,
+    /// FaCa flows under `lb.faca.min_flow`: never probed for, never placed.
+    short: u64,
 }
 
 pub struct Agent {
@@ -138,6 +140,7 @@ impl Agent {
         store: SharedStore,
         nic_rate: Vec<Rate>,
         flows: &[(u32, crate::transport::FlowSpec)],
+        short: u64,
     ) -> Agent {
         let mut hosts: BTreeMap<u32, Host> = BTreeMap::new();
         for (id, spec) in flows {
@@ -155,7 +158,10 @@ impl Agent {
             mine: flows.iter().map(|(id, _)| *id).collect(),
             nic_bytes: vec![0; nic_rate.len()],
             nic_rate,
-            stats: Stats::default(),
+            stats: Stats {
+                short,
+                ..Stats::default()
+            },
             log: Vec::new(),
             recording: false,
         }
@@ -394,6 +400,7 @@ impl HostAgent for Agent {
         out.insert("faca.probe_bytes".into(), s.bytes as f64);
         out.insert("faca.placed".into(), s.placed as f64);
         out.insert("faca.fallbacks".into(), s.fallbacks as f64);
+        out.insert("faca.short".into(), s.short as f64);
         let secs = end.ps() as f64 * 1e-12;
         let capacity = |h: usize| self.nic_rate[h].bps() as f64 / 8.0 * secs;
         let total: f64 = (0..self.nic_rate.len()).map(capacity).sum();

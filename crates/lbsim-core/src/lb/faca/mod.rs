@@ -17,7 +17,7 @@ use crate::net::policy::faca::FacaInt;
 use crate::net::{Network, PolicySite, SwitchPolicy};
 use crate::rng::Rng;
 use crate::scenario::registry::{check_params, parse_params, Params};
-use crate::scenario::{ScenarioError, Time};
+use crate::scenario::{AutoAmount, ScenarioError, Time};
 use crate::time::SimTime;
 use agent::{Agent, AgentConfig, BetaMode};
 use serde::{Deserialize, Serialize};
@@ -60,6 +60,15 @@ pub struct FacaParams {
     /// A probe's size on leaving its host, and what each switch's INT record adds.
     pub probe_bytes: u32,
     pub record_bytes: u32,
+    /// Flows smaller than this are not probed for nor placed: they keep their
+    /// random EV, as under ECMP. "auto": what the sender's NIC carries in one
+    /// probe interval (a flow that ends before a probe round could pay off).
+    #[serde(default = "auto_amount")]
+    pub min_flow: AutoAmount,
+}
+
+fn auto_amount() -> AutoAmount {
+    AutoAmount::new("auto")
 }
 
 impl Params for FacaParams {
@@ -80,6 +89,12 @@ impl Params for FacaParams {
                     format!("must be a finite number ≥ 0 (per microsecond), got {k}"),
                 ));
             }
+        }
+        if matches!(self.min_flow.value, Some(crate::scenario::AmountValue::Percent(_))) {
+            return Err(ScenarioError::new(
+                format!("{key}.min_flow"),
+                "must be an amount of data, like \"256KB\", or \"auto\"",
+            ));
         }
         if self.probe_bytes < 64 {
             return Err(ScenarioError::new(
@@ -160,8 +175,22 @@ impl LbBuilder for Builder {
             seed: c.seed,
             class: class.expect("FaCa's probes have a route class"),
         };
-        let nic_rate = net.hosts.iter().map(|h| net.ports[h.nic as usize].rate).collect();
-        Some(Box::new(Agent::new(cfg, self.store.clone(), nic_rate, flows)))
+        let nic_rate: Vec<crate::time::Rate> = net.hosts.iter().map(|h| net.ports[h.nic as usize].rate).collect();
+        // Only flows worth a probe round are placed (`lb.faca.min_flow`).
+        let min_bytes = |src: u32| match p.min_flow.value {
+            None => nic_rate[src as usize].bytes_in(interval),
+            Some(_) => p.min_flow.bytes_or(0, c.mtu, c.bdp).unwrap_or(0),
+        };
+        let placed: Vec<_> = flows
+            .iter()
+            .filter(|(_, f)| f.size >= min_bytes(f.src))
+            .copied()
+            .collect();
+        let short = (flows.len() - placed.len()) as u64;
+        if placed.is_empty() {
+            return None;
+        }
+        Some(Box::new(Agent::new(cfg, self.store.clone(), nic_rate, &placed, short)))
     }
 }
 
@@ -202,6 +231,7 @@ k = "auto"                # FaCa §5.4 eq. 3 gives no k: 1/k = two probe interva
 beta = "used"             # FaCa §5.4 eq. 1, B = used bandwidth: idle paths weigh nothing
 probe_bytes = 64          # a minimal frame; not in FaCa
 record_bytes = 16         # one INT hop record: switch id, port, queue delay, rate/utilisation; not in FaCa
+min_flow = "auto"         # not in FaCa (its evaluation places elephant flows): flows under one probe interval at line rate keep ECMP's EV
 "#,
     )],
     check: check_params::<FacaParams>,
