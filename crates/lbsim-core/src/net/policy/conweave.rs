@@ -261,6 +261,7 @@ impl ConWeave {
     /// Whether routing believes the path's uplink at this switch still reaches the
     /// destination (`ctx.group`; a link failure removes the uplink once routing converges).
     /// A path leaving by a dead uplink would be lost at the link.
+    #[inline]
     fn path_usable(&self, ctx: &RouteCtx, path: u8) -> bool {
         // A routing group lists some of the switch's uplinks: all of them when none is down.
         ctx.group.len() == ctx.sw.up.len() || self.uplink(ctx.sw, path).is_some_and(|u| ctx.group.contains(&u))
@@ -315,7 +316,8 @@ impl ConWeave {
         // A flow whose path routing now knows to be down starts a new epoch on a usable
         // path, as if it had been idle: ConWeave leaves failures to routing (the paper
         // models none), and a path through a dead uplink only loses packets.
-        let lost = self.tx.get(&pkt.flow).is_some_and(|e| !self.path_usable(ctx, e.path));
+        let degraded = ctx.group.len() != ctx.sw.up.len(); // no look-up while every uplink is up
+        let lost = degraded && self.tx.get(&pkt.flow).is_some_and(|e| !self.path_usable(ctx, e.path));
         let draw = {
             let e = self.tx.get(&pkt.flow);
             let expired = lost || e.is_none_or(|e| e.active + self.cfg.inactive < now);
