@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 __all__ = ["Result", "load", "check_out_dir", "RUN_FILES", "OPTIONAL_TABLES"]
 
 RUN_FILES = ("scenario.toml", "summary.json", "flows.parquet", "drops.parquet", "run.json")
-#: Tables a run writes only when its scenario asks for them.
-#: Every table the engine can write besides ``flows`` (tests/python/test_hardening.py checks this
-#: list against the engine's source, so a new table is never dropped on load or save).
+#: Tables a run writes only when its scenario asks for them: every table the engine can write besides
+#: ``flows`` (tests/python/test_hardening.py holds this list to the engine's, ``lbsim._core.table_names()``,
+#: so a new table is never dropped on load or save).
 OPTIONAL_TABLES = ("messages", "steps", "ports", "drops_series", "rtt", "failures", "switch_lb_series", "switch_lb_records",
                    "faca_paths", "port_totals", "pfc", "buffers")
 

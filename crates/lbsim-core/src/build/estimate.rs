@@ -152,10 +152,24 @@ fn flows_per_message(s: &Scenario) -> f64 {
 
 /// At most how many probes FaCa's discovery rounds send at once: each
 /// destination of each probing host is discovered with `lb.faca.probe_evs`
-/// EVs ("auto": 8 per path), and there are no more such pairs than flows.
-fn faca_probes(s: &Scenario, net: &crate::net::Network, flows: f64) -> f64 {
+/// EVs ("auto": 8 per path), and there are no more such pairs than flows;
+/// none when every message is under `lb.faca.min_flow` (never placed).
+fn faca_probes(s: &Scenario, d: &Derived, shape: &Shape, net: &crate::net::Network, flows: f64) -> f64 {
     let Some(kind) = LbKind::named("faca") else { return 0.0 };
     if s.lb.kind != kind && s.lb.mix.iter().all(|m| m.kind != kind) {
+        return 0.0;
+    }
+    let table = s.lb.table(kind);
+    let text = |key: &str| table.and_then(|t| t.get(key)).and_then(|v| v.as_str());
+    let interval = text("probe_interval").and_then(|t| crate::scenario::units::parse_time(t).ok());
+    let min_flow = match text("min_flow") {
+        None | Some("auto") => interval.map(|i| d.host_rate.bytes_in(i)),
+        Some(t) => match crate::scenario::units::parse_amount(t) {
+            Ok(crate::scenario::AmountValue::Bytes(b)) => Some(b),
+            _ => None,
+        },
+    };
+    if min_flow.is_some_and(|m| shape.largest < m as f64) {
         return 0.0;
     }
     let sh = &net.shape;
@@ -165,10 +179,7 @@ fn faca_probes(s: &Scenario, net: &crate::net::Network, flows: f64) -> f64 {
         } else {
             1.0
         };
-    let evs =
-        s.lb.table(kind)
-            .and_then(|t| t.get("probe_evs"))
-            .and_then(|v| v.as_integer());
+    let evs = table.and_then(|t| t.get("probe_evs")).and_then(|v| v.as_integer());
     let evs = evs.map_or((8.0 * paths).min(s.lb.entropy_space as f64), |n| n as f64);
     if evs > s.lb.entropy_space as f64 {
         return 0.0; // refused when FaCa is prepared, with a better reason
@@ -276,7 +287,7 @@ pub fn run(
             limits,
         ));
     }
-    let probe_bytes = faca_probes(s, net, flows) * cost::PROBE;
+    let probe_bytes = faca_probes(s, d, shape, net, flows) * cost::PROBE;
     if probe_bytes > limits.max_memory as f64 {
         return Err(over(
             "lb.faca.probe_evs",
