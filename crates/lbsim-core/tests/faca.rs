@@ -237,6 +237,7 @@ fn bad_parameters_name_their_key() {
         ("[lb.faca]\nprobe_bytes = 10", "lb.faca.probe_bytes"),
         ("[lb.faca]\nmin_flow = \"10%\"", "lb.faca.min_flow"),
         ("[lb.faca]\nmin_flow = \"lots\"", "lb.faca.min_flow"),
+        ("[lb.faca]\nmin_flow = \"1e12bdp\"", "lb.faca.min_flow"),
         ("[lb.faca]\nprobes = 3", "lb.faca"),
     ] {
         let e = error_of(extra);

@@ -159,16 +159,12 @@ fn faca_probes(s: &Scenario, d: &Derived, shape: &Shape, net: &crate::net::Netwo
     if s.lb.kind != kind && s.lb.mix.iter().all(|m| m.kind != kind) {
         return 0.0;
     }
-    let table = s.lb.table(kind);
-    let text = |key: &str| table.and_then(|t| t.get(key)).and_then(|v| v.as_str());
-    let interval = text("probe_interval").and_then(|t| crate::scenario::units::parse_time(t).ok());
-    let min_flow = match text("min_flow") {
-        None | Some("auto") => interval.map(|i| d.host_rate.bytes_in(i)),
-        Some(t) => match crate::scenario::units::parse_amount(t) {
-            Ok(crate::scenario::AmountValue::Bytes(b)) => Some(b),
-            _ => None,
-        },
-    };
+    // Unreadable parameters count as the most probes; `prepare` refuses them with their key.
+    let p: Option<crate::lb::faca::FacaParams> =
+        crate::scenario::registry::parse_params(s.lb.table(kind), "lb.faca").ok();
+    let min_flow = p
+        .as_ref()
+        .and_then(|p| p.min_flow_bytes(d.host_rate, d.sizes.mtu, d.bdp).ok());
     if min_flow.is_some_and(|m| shape.largest < m as f64) {
         return 0.0;
     }
@@ -179,7 +175,7 @@ fn faca_probes(s: &Scenario, d: &Derived, shape: &Shape, net: &crate::net::Netwo
         } else {
             1.0
         };
-    let evs = table.and_then(|t| t.get("probe_evs")).and_then(|v| v.as_integer());
+    let evs = p.and_then(|p| p.probe_evs.get("lb.faca.probe_evs").ok().flatten());
     let evs = evs.map_or((8.0 * paths).min(s.lb.entropy_space as f64), |n| n as f64);
     if evs > s.lb.entropy_space as f64 {
         return 0.0; // refused when FaCa is prepared, with a better reason

@@ -237,17 +237,26 @@ mod tests {
         assert_eq!(r.finish(), Some(t));
     }
 
-    /// Packet 1 of 0..8 lost: NACKs for 2..7 make the sender resend 1 and
-    /// nothing else; the episode ends when the cumulative count passes 8.
-    #[test]
-    fn one_loss_is_one_retransmission() {
+    /// An IRN sender of a 10-packet message (RTO_low 100 us, RTO_high 320 us)
+    /// that sent packets 0..8 at t = 0; `rewind`: the artifact's recovery.
+    fn eight_sent(rewind: bool) -> Sender {
         let mut s = Sender::new(10 * 1000, 10, 1048, 48);
         s.active = true;
         let us = SimTime::from_us;
         s.set_rdma(Recovery::Irn, RdmaTimer::new(us(100), us(320), 3));
+        s.set_irn_rewind(rewind);
         for _ in 0..8 {
             s.take_next(SimTime::ZERO);
         }
+        s
+    }
+
+    /// Packet 1 of 0..8 lost: NACKs for 2..7 make the sender resend 1 and
+    /// nothing else; the episode ends when the cumulative count passes 8.
+    #[test]
+    fn one_loss_is_one_retransmission() {
+        let us = SimTime::from_us;
+        let mut s = eight_sent(false);
         s.irn_on_answer(1, None, false, us(1));
         for sacked in 2..8 {
             s.irn_on_answer(1, Some(sacked), true, us(1));
@@ -266,14 +275,8 @@ mod tests {
     /// change nothing, and the ACK once 1 arrives ends the recovery.
     #[test]
     fn the_artifacts_rewind_resends_what_is_in_flight() {
-        let mut s = Sender::new(10 * 1000, 10, 1048, 48);
-        s.active = true;
         let us = SimTime::from_us;
-        s.set_rdma(Recovery::Irn, RdmaTimer::new(us(100), us(320), 3));
-        s.set_irn_rewind(true);
-        for _ in 0..8 {
-            s.take_next(SimTime::ZERO);
-        }
+        let mut s = eight_sent(true);
         s.irn_on_answer(1, None, false, us(1));
         s.irn_on_answer(1, Some(2), true, us(1));
         assert!(s.irn.active);

@@ -31,7 +31,7 @@ pub enum OrAuto<T> {
 }
 
 impl<T: Copy> OrAuto<T> {
-    fn get(&self, key: &str) -> Result<Option<T>, ScenarioError> {
+    pub(crate) fn get(&self, key: &str) -> Result<Option<T>, ScenarioError> {
         match self {
             OrAuto::Value(v) => Ok(Some(*v)),
             OrAuto::Word(w) if w == "auto" => Ok(None),
@@ -69,6 +69,17 @@ pub struct FacaParams {
 
 fn auto_amount() -> AutoAmount {
     AutoAmount::new("auto")
+}
+
+impl FacaParams {
+    /// The smallest flow FaCa places (`min_flow`) for a sender whose NIC runs
+    /// at `nic_rate`: "auto" is what that NIC carries in one probe interval.
+    pub fn min_flow_bytes(&self, nic_rate: crate::time::Rate, mtu: u64, bdp: u64) -> Result<u64, ScenarioError> {
+        let auto = nic_rate.bytes_in(self.probe_interval.value);
+        self.min_flow
+            .bytes_or(auto, mtu, bdp)
+            .map_err(|e| ScenarioError::new("lb.faca.min_flow", e))
+    }
 }
 
 impl Params for FacaParams {
@@ -176,10 +187,10 @@ impl LbBuilder for Builder {
             class: class.expect("FaCa's probes have a route class"),
         };
         let nic_rate: Vec<crate::time::Rate> = net.hosts.iter().map(|h| net.ports[h.nic as usize].rate).collect();
-        // Only flows worth a probe round are placed (`lb.faca.min_flow`).
-        let min_bytes = |src: u32| match p.min_flow.value {
-            None => nic_rate[src as usize].bytes_in(interval),
-            Some(_) => p.min_flow.bytes_or(0, c.mtu, c.bdp).unwrap_or(0),
+        // Only flows worth a probe round are placed (`lb.faca.min_flow`; checked in `prepare`).
+        let min_bytes = |src: u32| {
+            p.min_flow_bytes(nic_rate[src as usize], c.mtu, c.bdp)
+                .unwrap_or(u64::MAX)
         };
         let placed: Vec<_> = flows
             .iter()
@@ -197,6 +208,10 @@ impl LbBuilder for Builder {
 fn prepare(params: Option<&toml::Value>, c: &LbCommon) -> Result<Box<dyn LbBuilder>, ScenarioError> {
     let p: FacaParams = parse_params(params, "lb.faca")?;
     crate::scenario::units::check_timer("lb.faca.probe_interval", &p.probe_interval, c.shortest_timer)?;
+    // An explicit min_flow is checked here, once, rather than defaulted flow by flow.
+    p.min_flow
+        .bytes_or(0, c.mtu, c.bdp)
+        .map_err(|e| ScenarioError::new("lb.faca.min_flow", e))?;
     // A discovery round probes this many distinct EVs: there are only entropy_space of them.
     if let Some(n) = p.probe_evs.get("lb.faca.probe_evs")?.filter(|&n| n > c.entropy_space) {
         return Err(ScenarioError::new(
